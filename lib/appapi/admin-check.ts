@@ -1,0 +1,35 @@
+import type { NextcloudClient } from '../nextcloud/client.ts';
+import type { ActingUser } from '../nextcloud/identity.ts';
+
+interface CloudUser {
+  id: string;
+  groups?: string[];
+}
+
+/**
+ * ADMIN routes ask Nextcloud whether the user is in the admin group: AppAPI's
+ * proxy can let a user reach an ADMIN route through a broader USER route [87].
+ */
+export class AdminCheck {
+  readonly #nextcloud: NextcloudClient;
+  readonly #ttlMs: number;
+  readonly #now: () => number;
+  readonly #cache = new Map<string, { admin: boolean; until: number }>();
+
+  constructor(nextcloud: NextcloudClient, options: { ttlMs?: number; now?: () => number } = {}) {
+    this.#nextcloud = nextcloud;
+    this.#ttlMs = options.ttlMs ?? 30_000;
+    this.#now = options.now ?? Date.now;
+  }
+
+  async isAdmin(user: ActingUser): Promise<boolean> {
+    const now = this.#now();
+    const hit = this.#cache.get(user.uid);
+    if (hit && hit.until > now) return hit.admin;
+    const me = await this.#nextcloud.as(user).ocs<CloudUser>('GET', '/ocs/v2.php/cloud/user');
+    const admin = me.id === user.uid && Array.isArray(me.groups) && me.groups.includes('admin');
+    this.#cache.set(user.uid, { admin, until: now + this.#ttlMs });
+    if (this.#cache.size > 10_000) this.#cache.clear();
+    return admin;
+  }
+}

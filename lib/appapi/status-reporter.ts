@@ -1,0 +1,29 @@
+import type { NextcloudClient } from '../nextcloud/client.ts';
+
+/**
+ * Reporting progress 100 makes AppAPI enable the app inside that very request
+ * (restart, heartbeat, then PUT /enabled), so that call needs a long timeout.
+ */
+export const FINAL_REPORT_TIMEOUT_MS = 15 * 60_000;
+
+export class StatusReporter {
+  readonly #nextcloud: NextcloudClient;
+
+  constructor(nextcloud: NextcloudClient) {
+    this.#nextcloud = nextcloud;
+  }
+
+  async progress(progress: number): Promise<void> {
+    const value = Math.max(0, Math.min(100, Math.round(progress)));
+    await this.#nextcloud.system().ocs('PUT', '/ocs/v1.php/apps/app_api/ex-app/status', {
+      body: { progress: value },
+      timeoutMs: value === 100 ? FINAL_REPORT_TIMEOUT_MS : 30_000,
+    });
+  }
+
+  async error(message: string): Promise<void> {
+    await this.#nextcloud.system().ocs('PUT', '/ocs/v1.php/apps/app_api/ex-app/status', {
+      body: { progress: 0, error: message.slice(0, 500) || 'initialisation failed' },
+    });
+  }
+}

@@ -1,0 +1,37 @@
+import { Migrator, type MigrationResultSet } from 'kysely/migration';
+import type { DatabaseHandle } from './database.ts';
+import { migrations } from './migrations/index.ts';
+
+export class MigrationError extends Error {
+  override name = 'MigrationError';
+}
+
+export interface MigrationProgress {
+  done: number;
+  total: number;
+  name: string;
+}
+
+/** Runs pending migrations one by one so init can report real progress. */
+export async function migrateToLatest(handle: DatabaseHandle, onStep?: (p: MigrationProgress) => void | Promise<void>): Promise<string[]> {
+  const migrator = new Migrator({
+    db: handle.db,
+    provider: { getMigrations: async () => migrations },
+    migrationTableName: 'educai_migrations',
+    migrationLockTableName: 'educai_migrations_lock',
+  });
+  const pending = (await migrator.getMigrations()).filter((m) => !m.executedAt);
+  const applied: string[] = [];
+  let done = 0;
+  for (const m of pending) {
+    const result: MigrationResultSet = await migrator.migrateUp();
+    if (result.error) {
+      const msg = result.error instanceof Error ? result.error.message : String(result.error);
+      throw new MigrationError(`migration ${m.name} failed: ${msg}`);
+    }
+    for (const r of result.results ?? []) if (r.status === 'Success') applied.push(r.migrationName);
+    done++;
+    await onStep?.({ done, total: pending.length, name: m.name });
+  }
+  return applied;
+}

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Makes sure a PostgreSQL server answers on 127.0.0.1:5432 with a database
+# "test", installing and starting it where needed, and prints the URL the
+# tests should use. Idempotent; safe to run on every `make test`.
+set -euo pipefail
+
+URL_TRUST="postgres://postgres@127.0.0.1:5432/test"
+URL_PASSWORD="postgres://postgres:educai-test@127.0.0.1:5432/test"
+
+as_postgres() { if [ "$(id -u)" = 0 ]; then su postgres -s /bin/sh -c "$*"; else sh -c "$*"; fi; }
+
+if ! command -v pg_ctlcluster >/dev/null 2>&1; then
+  echo "installing PostgreSQL from Debian's packages" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >&2
+  apt-get install -y -qq postgresql >&2
+fi
+
+if ! pg_isready -q -h 127.0.0.1 -p 5432; then
+  version=$(ls /etc/postgresql | sort -V | tail -n 1)
+  echo "starting PostgreSQL $version" >&2
+  pg_ctlcluster --skip-systemctl-redirect "$version" main start >&2 || true
+  for _ in $(seq 1 30); do pg_isready -q -h 127.0.0.1 -p 5432 && break; sleep 0.5; done
+fi
+
+if psql "postgres://postgres@127.0.0.1:5432/postgres" -Atc 'select 1' >/dev/null 2>&1; then
+  url_base="postgres://postgres@127.0.0.1:5432"; url="$URL_TRUST"
+else
+  # The cluster asks for a password on TCP (scram): give the postgres role one over the local socket.
+  as_postgres "psql -q -c \"alter user postgres password 'educai-test'\"" >&2
+  url_base="postgres://postgres:educai-test@127.0.0.1:5432"; url="$URL_PASSWORD"
+fi
+
+if [ "$(psql "$url_base/postgres" -Atc "select 1 from pg_database where datname = 'test'")" != 1 ]; then
+  psql "$url_base/postgres" -q -c 'create database test' >&2
+fi
+echo "$url"
