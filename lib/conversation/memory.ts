@@ -1,0 +1,187 @@
+// What a bot remembers of a conversation: user messages and its final answers, per
+// (bot, room, thread, invoker). Tool calls and results are never stored.
+import type { Kysely } from 'kysely';
+import type { Database } from '../storage/schema.ts';
+
+export type MemoryRole = 'user' | 'assistant';
+
+export interface MemoryEntry {
+  botId: string;
+  roomToken: string;
+  /** null = the main conversation. */
+  threadId: string | null;
+  /** null unless memory is kept per invoker (bots with user-mode tools, S6). */
+  invokerUid: string | null;
+  role: MemoryRole;
+  authorUid: string;
+  /**
+   * The Talk message id of a user row. For an assistant row pass the id of the user message it
+   * answers (bot posts carry none), so that deleting that message also forgets the answer.
+   */
+  messageId: string | null;
+  content: string;
+}
+
+export interface MemoryScope {
+  botId: string;
+  roomToken: string;
+  threadId: string | null;
+  invokerUid: string | null;
+}
+
+export interface MemoryMessage {
+  role: MemoryRole;
+  content: string;
+  authorUid: string;
+  messageId: string | null;
+}
+
+export const MEMORY_ROW_LIMIT = 50;
+export const DEFAULT_TOKEN_BUDGET = 8000;
+const DAY_MS = 86_400_000;
+
+/** Rough token count used for the context budget. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+// Column sizes, checked here so SQLite (which does not enforce them) behaves like PostgreSQL.
+function checkLength(name: string, value: string, max: number): void {
+  if (value.length > max) throw new RangeError(`${name} is longer than ${max} characters`);
+}
+
+export class ConversationMemory {
+  readonly #db: Kysely<Database>;
+  readonly #now: () => number;
+
+  constructor(db: Kysely<Database>, now: () => number = Date.now) {
+    this.#db = db;
+    this.#now = now;
+  }
+
+  async append(entry: MemoryEntry): Promise<void> {
+    const threadId = entry.threadId ?? '';
+    const invokerUid = entry.invokerUid ?? '';
+    checkLength('botId', entry.botId, 36);
+    checkLength('roomToken', entry.roomToken, 64);
+    checkLength('threadId', threadId, 32);
+    checkLength('invokerUid', invokerUid, 64);
+    checkLength('authorUid', entry.authorUid, 255);
+    if (entry.messageId !== null) checkLength('messageId', entry.messageId, 32);
+    if (entry.role !== 'user' && entry.role !== 'assistant') throw new RangeError(`unknown role ${String(entry.role)}`);
+    await this.#db
+      .insertInto('conversation_messages')
+      .values({
+        bot_id: entry.botId,
+        room_token: entry.roomToken,
+        thread_id: threadId,
+        invoker_uid: invokerUid,
+        role: entry.role,
+        author_uid: entry.authorUid,
+        message_id: entry.messageId,
+        content: entry.content,
+        created_at: this.#now(),
+      })
+      .execute();
+  }
+
+  /**
+   * The newest rows of exactly this scope that fit the budget, oldest first. The newest
+   * user row is always kept; the rest are taken newest first until one would not fit.
+   */
+  async load(scope: MemoryScope, tokenBudget: number = DEFAULT_TOKEN_BUDGET): Promise<MemoryMessage[]> {
+    const rows = await this.#db
+      .selectFrom('conversation_messages')
+      .select(['id', 'role', 'content', 'author_uid', 'message_id'])
+      .where('bot_id', '=', scope.botId)
+      .where('room_token', '=', scope.roomToken)
+      .where('thread_id', '=', scope.threadId ?? '')
+      .where('invoker_uid', '=', scope.invokerUid ?? '')
+      .orderBy('id', 'desc')
+      .limit(MEMORY_ROW_LIMIT)
+      .execute();
+    const newestUser = rows.find((r) => r.role === 'user');
+    let used = newestUser ? estimateTokens(newestUser.content) : 0;
+    const kept = new Set(newestUser ? [newestUser] : []);
+    for (const row of rows) {
+      if (row === newestUser) continue;
+      const tokens = estimateTokens(row.content);
+      if (used + tokens > tokenBudget) break;
+      used += tokens;
+      kept.add(row);
+    }
+    return rows
+      .filter((r) => kept.has(r))
+      .reverse()
+      .map((r) => ({ role: r.role, content: r.content, authorUid: r.author_uid, messageId: r.message_id }));
+  }
+
+  /** Every thread and invoker of the bot in the room (RESET). */
+  async forgetRoom(botId: string, roomToken: string): Promise<number> {
+    const result = await this.#db
+      .deleteFrom('conversation_messages')
+      .where('bot_id', '=', botId)
+      .where('room_token', '=', roomToken)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  /** A deleted Talk message leaves every bot's memory, with the answers to it (S21). */
+  async forgetMessage(roomToken: string, messageId: string): Promise<number> {
+    const result = await this.#db
+      .deleteFrom('conversation_messages')
+      .where('room_token', '=', roomToken)
+      .where('message_id', '=', messageId)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  /** Retention: removes rows older than `days` days. */
+  async pruneOlderThan(days: number): Promise<number> {
+    if (!Number.isFinite(days) || days < 0) throw new RangeError('days must be a non-negative number');
+    const cutoff = this.#now() - days * DAY_MS;
+    const result = await this.#db.deleteFrom('conversation_messages').where('created_at', '<', cutoff).executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
+  /**
+   * A removed user (S21): their messages, the answers to them, and every row kept for
+   * them as invoker, so a re-created uid starts empty.
+   */
+  async forgetUser(uid: string): Promise<number> {
+    // '' is the shared scope of everyone else's memory.
+    if (uid === '') return 0;
+    return this.#db.transaction().execute(async (trx) => {
+      const authored = await trx
+        .selectFrom('conversation_messages')
+        .select(['room_token', 'message_id'])
+        .where('author_uid', '=', uid)
+        .where('role', '=', 'user')
+        .where('message_id', 'is not', null)
+        .execute();
+      const byRoom = new Map<string, string[]>();
+      for (const r of authored) {
+        if (r.message_id === null) continue;
+        const ids = byRoom.get(r.room_token) ?? [];
+        ids.push(r.message_id);
+        byRoom.set(r.room_token, ids);
+      }
+      let count = 0;
+      for (const [room, ids] of byRoom) {
+        for (let i = 0; i < ids.length; i += 500) {
+          const result = await trx
+            .deleteFrom('conversation_messages')
+            .where('room_token', '=', room)
+            .where('message_id', 'in', ids.slice(i, i + 500))
+            .executeTakeFirst();
+          count += Number(result.numDeletedRows);
+        }
+      }
+      const rest = await trx
+        .deleteFrom('conversation_messages')
+        .where((eb) => eb.or([eb('author_uid', '=', uid), eb('invoker_uid', '=', uid)]))
+        .executeTakeFirst();
+      return count + Number(rest.numDeletedRows);
+    });
+  }
+}

@@ -1,0 +1,60 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+// The Nextcloud 29 captures the fake is modelled on; they may live outside the repository.
+const CANDIDATES = [
+  process.env['EDUCAI_NC29_FIXTURES'],
+  fileURLToPath(new URL('../../fixtures/nextcloud29', import.meta.url)),
+  '/work/shared/fixtures/nextcloud29',
+];
+
+let cachedDir: string | null = null;
+
+export function nc29FixturesDir(): string {
+  if (cachedDir !== null) return cachedDir;
+  for (const dir of CANDIDATES) {
+    if (dir !== undefined && dir !== '' && existsSync(path.join(dir, 'README.md'))) {
+      cachedDir = dir;
+      return dir;
+    }
+  }
+  throw new Error('Nextcloud 29 captures not found; set EDUCAI_NC29_FIXTURES to their directory');
+}
+
+export function readNc29Text(name: string): string {
+  return readFileSync(path.join(nc29FixturesDir(), name), 'utf8');
+}
+
+export function readNc29Json<T = unknown>(name: string): T {
+  return JSON.parse(readNc29Text(name)) as T;
+}
+
+/** One captured exchange: the `{request, response, ms}` objects of files 10–93. */
+export interface CapturedExchange {
+  request: { method: string; url: string; headers: Record<string, string>; body: string | null };
+  response: { status: number; headers: Record<string, string>; body: string };
+}
+
+export function readNc29Exchange(name: string, step?: string): CapturedExchange {
+  const json = readNc29Json<Record<string, unknown>>(name);
+  const value = step === undefined ? json : json[step];
+  if (value === undefined || value === null || typeof value !== 'object' || !('response' in value)) {
+    throw new Error(`no captured exchange ${step ?? ''} in ${name}`);
+  }
+  return value as CapturedExchange;
+}
+
+/** The raw body of the first webhook the ExApp received in a 6x capture. */
+export function readNc29WebhookRawBody(name: string): string {
+  const json = readNc29Json<{ webhooksReceivedByExApp?: Array<{ rawBody: string }> }>(name);
+  const first = json.webhooksReceivedByExApp?.[0];
+  if (first === undefined) throw new Error(`no webhook in ${name}`);
+  return first.rawBody;
+}
+
+/** The captured `cloud/capabilities` body, with the capture's server URL replaced by `baseUrl`. */
+export function capturedCapabilitiesBody(baseUrl: string): string {
+  const body = readNc29Exchange('20-ocs-capabilities-as-alice.json').response.body;
+  return body.split('http:\\/\\/127.0.0.1:8080').join(baseUrl.replace(/\//g, '\\/'));
+}
