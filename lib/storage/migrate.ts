@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { Migrator, type MigrationResultSet } from 'kysely/migration';
 import type { DatabaseHandle } from './database.ts';
 import { migrations } from './migrations/index.ts';
@@ -14,8 +15,11 @@ export interface MigrationProgress {
 
 /** Runs pending migrations one by one so init can report real progress. */
 export async function migrateToLatest(handle: DatabaseHandle, onStep?: (p: MigrationProgress) => void | Promise<void>): Promise<string[]> {
+  // Kysely looks for its table in every schema unless told which; on a shared PostgreSQL server that is wrong.
+  const schema = handle.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(handle.db)).rows[0]?.s : undefined;
   const migrator = new Migrator({
     db: handle.db,
+    ...(schema ? { migrationTableSchema: schema } : {}),
     provider: { getMigrations: async () => migrations },
     migrationTableName: 'educai_migrations',
     migrationLockTableName: 'educai_migrations_lock',
