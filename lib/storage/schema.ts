@@ -4,6 +4,9 @@
  * PostgreSQL.
  */
 import type { Generated } from 'kysely';
+import type { RateLimitTables } from '../ratelimit/rate-limiter.ts';
+import type { RequestQueueTables } from '../ratelimit/request-queue.ts';
+import type { TraceTables } from '../traces/trace-store.ts';
 
 export interface SettingsTable {
   key: string;
@@ -17,9 +20,112 @@ export interface SecretsTable {
   updated_at: number;
 }
 
-export interface Database {
+export interface BotsTable {
+  id: string;
+  owner_uid: string;
+  display_name: string;
+  /** Lowercase, without the leading @; unique instance-wide. */
+  mention: string;
+  description: string;
+  system_prompt: string;
+  model: string | null;
+  /** null = inherit the admin default. */
+  temperature: number | null;
+  active: number;
+  /** JSON question tree, or null for the plain A/B onboarding. */
+  onboarding_questions: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface TalkIdentitiesTable {
+  route: string;
+  /** null for the shared "Talk AI" bot; a bot id for a dedicated identity. */
+  bot_id: string | null;
+  talk_name: string;
+  appapi_bot_id: string;
+  registered_at: number;
+}
+
+export interface RoomIdentitiesTable {
+  room_token: string;
+  route: string;
+  last_seen_at: number;
+}
+
+export interface InboxTable {
+  id: Generated<number>;
+  room_token: string;
+  message_id: string;
+  actor_id: string;
+  route: string;
+  kind: string;
+  /** JSON of the delivered event; never trusted as content (S3). */
+  payload: string;
+  status: 'pending' | 'processing';
+  attempts: Generated<number>;
+  not_before: Generated<number>;
+  received_at: number;
+  started_at: number | null;
+}
+
+export interface HandledMessagesTable {
+  room_token: string;
+  message_id: string;
+  /** The inbox row that claimed it; lets that row resume after a restart. */
+  inbox_id: number;
+  handled_at: number;
+}
+
+export interface ReplyChunksTable {
+  inbox_id: number;
+  seq: number;
+  reference_id: string;
+  text: string;
+  posted: number;
+  created_at: number;
+}
+
+export interface RoomStatesTable {
+  bot_id: string;
+  room_token: string;
+  response_mode: 'mention' | 'always' | null;
+  onboarding_status: 'mode_selection' | 'questions' | 'completed';
+  current_question_id: string | null;
+  onboarding_answers: string;
+  /** The message that triggered onboarding, answered once onboarding completes. */
+  deferred_message: string | null;
+  activated_by: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ConversationMessagesTable {
+  id: Generated<number>;
+  bot_id: string;
+  room_token: string;
+  /** '' for the main conversation. */
+  thread_id: string;
+  /** '' unless the bot has user-mode tools (then memory is per invoker, S6). */
+  invoker_uid: string;
+  role: 'user' | 'assistant';
+  author_uid: string;
+  message_id: string | null;
+  content: string;
+  created_at: number;
+}
+
+export interface Database extends RateLimitTables, RequestQueueTables, TraceTables {
   settings: SettingsTable;
   secrets: SecretsTable;
+  bots: BotsTable;
+  talk_identities: TalkIdentitiesTable;
+  room_identities: RoomIdentitiesTable;
+  inbox: InboxTable;
+  handled_messages: HandledMessagesTable;
+  reply_chunks: ReplyChunksTable;
+  room_states: RoomStatesTable;
+  conversation_messages: ConversationMessagesTable;
 }
 
 export type { Generated };
