@@ -2,11 +2,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
-// The Nextcloud 29 captures the fake is modelled on; they may live outside the repository.
+// The Nextcloud 29 captures the fake is modelled on live in ../shared beside the repository (as in CI).
 const CANDIDATES = [
   process.env['EDUCAI_NC29_FIXTURES'],
-  fileURLToPath(new URL('../../fixtures/nextcloud29', import.meta.url)),
-  '/work/shared/fixtures/nextcloud29',
+  fileURLToPath(new URL('../../../../shared/fixtures/nextcloud29', import.meta.url)),
 ];
 
 let cachedDir: string | null = null;
