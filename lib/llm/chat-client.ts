@@ -1,0 +1,509 @@
+import { createHash } from 'node:crypto';
+import { APIConnectionTimeoutError, APIError, APIUserAbortError, OpenAI } from 'openai';
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionCreateParamsStreaming,
+} from 'openai/resources/chat/completions/completions';
+import type { Logger } from '../log/logger.ts';
+import type { LlmSettings, LlmSettingsService } from './llm-settings.ts';
+import { endpointBaseUrl, type ModelCatalog, type ResolvedModel } from './model-catalog.ts';
+import { LlmError, LlmNotConfiguredError, ModelNotAllowedError, type EndpointName } from './model-ref.ts';
+
+export { LlmError, LlmNotConfiguredError, ModelNotAllowedError };
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string | null | Array<unknown>;
+  tool_calls?: unknown[];
+  tool_call_id?: string;
+  name?: string;
+}
+
+export interface ChatRequest {
+  /** A model reference (`primary:<id>`, `secondary:<id>` or a bare id). */
+  model: string;
+  messages: ChatMessage[];
+  /** undefined: the admin's default temperature; null: send none. */
+  temperature?: number | null;
+  maxTokens?: number;
+  tools?: unknown[];
+  toolChoice?: unknown;
+  signal?: AbortSignal;
+}
+
+export interface TokenUsage {
+  promptTokens: number;
+  completionTokens: number;
+  totalTokens: number;
+}
+
+export type StreamEvent =
+  | { type: 'text'; delta: string }
+  | { type: 'tool_call'; index: number; id?: string; name?: string; argumentsDelta?: string }
+  | ({ type: 'usage' } & TokenUsage)
+  /** The stream failed and is retried on the fallback model: the consumer must drop what it buffered. */
+  | { type: 'restart'; reason: string }
+  | { type: 'done'; finishReason: string | null; model: string };
+
+export interface ChatCompletionResult {
+  content: string;
+  toolCalls: Array<{ id: string; name: string; arguments: string }>;
+  usage: TokenUsage | null;
+  finishReason: string | null;
+  /** The reference of the model that answered (the fallback's when it was used). */
+  model: string;
+}
+
+export interface StreamOptions {
+  /**
+   * True once the consumer has passed output on (e.g. to Talk). After that, a
+   * failure is not retried on the fallback model. Absent: nothing is committed.
+   */
+  committed?: () => boolean;
+}
+
+export interface ChatClientOptions {
+  settings: LlmSettingsService;
+  catalog: ModelCatalog;
+  /** Later the egress module's fetch (S18). */
+  fetch?: typeof fetch;
+  logger?: Logger;
+  /** Overrides the admin's chat/stream timeouts (tests, benchmarks). */
+  timeoutOverridesMs?: { chat?: number; stream?: number };
+}
+
+// ---- errors ---------------------------------------------------------------
+
+export class LlmTimeoutError extends LlmError {
+  override name = 'LlmTimeoutError';
+  constructor(model: string, cause?: unknown, status?: number) {
+    super(`LLM call to ${model} timed out`, {
+      publicMessage: 'The AI service took too long to answer. Please try again.',
+      code: 'llm_timeout',
+      transient: true,
+      model,
+      cause,
+      ...(status === undefined ? {} : { status }),
+    });
+  }
+}
+
+export class LlmRateLimitError extends LlmError {
+  override name = 'LlmRateLimitError';
+  /** From Retry-After / retry-after-ms, when the provider sent one. */
+  readonly retryAfterSeconds: number | null;
+  /** `retry-after*` and `x-ratelimit-*` response headers, lower-cased. */
+  readonly rateLimitHeaders: Record<string, string>;
+
+  constructor(model: string, headers: Headers | undefined, cause?: unknown) {
+    super(`LLM call to ${model} was rate limited (HTTP 429)`, {
+      publicMessage: 'The AI service is busy right now. Please try again in a moment.',
+      code: 'llm_rate_limited',
+      status: 429,
+      transient: true,
+      model,
+      cause,
+    });
+    this.rateLimitHeaders = {};
+    headers?.forEach((value, name) => {
+      const n = name.toLowerCase();
+      if (n.startsWith('retry-after') || n.startsWith('x-ratelimit-') || n.startsWith('ratelimit')) this.rateLimitHeaders[n] = value;
+    });
+    this.retryAfterSeconds = parseRetryAfter(this.rateLimitHeaders);
+  }
+}
+
+export class LlmAuthError extends LlmError {
+  override name = 'LlmAuthError';
+  constructor(model: string, status: number, cause?: unknown) {
+    super(`LLM call to ${model} was refused (HTTP ${status})`, {
+      publicMessage: 'The AI service refused the request. Please ask your administrator to check the AI configuration.',
+      code: 'llm_auth',
+      status,
+      model,
+      cause,
+    });
+  }
+}
+
+export class LlmBadRequestError extends LlmError {
+  override name = 'LlmBadRequestError';
+  constructor(model: string, status: number, cause?: unknown) {
+    super(`LLM call to ${model} was rejected as invalid (HTTP ${status})`, {
+      publicMessage: 'The AI service could not process this request.',
+      code: 'llm_bad_request',
+      status,
+      model,
+      cause,
+    });
+  }
+}
+
+export class LlmUnavailableError extends LlmError {
+  override name = 'LlmUnavailableError';
+  constructor(model: string, detail: string, options: { status?: number; transient?: boolean; cause?: unknown } = {}) {
+    super(`LLM call to ${model} failed: ${detail}`, {
+      publicMessage: 'The AI service is not available right now. Please try again later.',
+      code: 'llm_unavailable',
+      transient: options.transient ?? true,
+      model,
+      cause: options.cause,
+      ...(options.status === undefined ? {} : { status: options.status }),
+    });
+  }
+}
+
+export class LlmAbortedError extends LlmError {
+  override name = 'LlmAbortedError';
+  constructor(model: string) {
+    super(`LLM call to ${model} was aborted`, { publicMessage: 'The request was cancelled.', code: 'llm_aborted', model });
+  }
+}
+
+function parseRetryAfter(headers: Record<string, string>): number | null {
+  const ms = headers['retry-after-ms'];
+  if (ms !== undefined && Number.isFinite(Number(ms))) return Math.max(0, Number(ms) / 1000);
+  const ra = headers['retry-after'];
+  if (ra === undefined) return null;
+  if (/^\d+(\.\d+)?$/.test(ra.trim())) return Number(ra);
+  const date = Date.parse(ra);
+  return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - Date.now()) / 1000));
+}
+
+// Status-less provider errors (an `error` event inside a stream) that are worth the fallback.
+const TRANSIENT_TEXT = /timeout|timed out|connection|dns|ssl|not found|model_not_found|no (healthy )?deployments|overloaded|service unavailable|bad gateway|gateway timeout|try again in/i;
+
+/** Maps whatever the SDK or fetch threw to one LlmError. Abort first: the caller's signal wins over everything. */
+export function toLlmError(err: unknown, model: string, userSignal?: AbortSignal, deadline?: AbortSignal): LlmError {
+  if (err instanceof LlmError) return err;
+  if (userSignal?.aborted) return new LlmAbortedError(model);
+  if (deadline?.aborted || err instanceof APIConnectionTimeoutError) return new LlmTimeoutError(model, err);
+  if (err instanceof APIUserAbortError) return new LlmAbortedError(model);
+  if (err instanceof APIError && typeof err.status === 'number') {
+    const status = err.status;
+    if (status === 401 || status === 403) return new LlmAuthError(model, status, err);
+    if (status === 400 || status === 422) return new LlmBadRequestError(model, status, err);
+    if (status === 429) return new LlmRateLimitError(model, err.headers, err);
+    if (status === 408) return new LlmTimeoutError(model, err, status);
+    if (status === 404 || status === 409 || status >= 500) return new LlmUnavailableError(model, `HTTP ${status}`, { status, cause: err });
+    return new LlmUnavailableError(model, `HTTP ${status}`, { status, transient: false, cause: err });
+  }
+  if (err instanceof APIError) {
+    return new LlmUnavailableError(model, 'provider reported an error', { transient: TRANSIENT_TEXT.test(err.message), cause: err });
+  }
+  // Dropped connections (TypeError "terminated"), refused connects, malformed SSE.
+  return new LlmUnavailableError(model, 'connection failed', { cause: err });
+}
+
+// ---- request preparation ----------------------------------------------------
+
+const GPT5 = /(^|\/)gpt-5([.-]|$)/i;
+
+export function isGpt5Family(modelId: string): boolean {
+  return GPT5.test(modelId);
+}
+
+/** Replaces lone surrogates everywhere, so the JSON body is valid UTF-8. */
+export function wellFormedDeep<T>(value: T): T {
+  if (typeof value === 'string') return value.toWellFormed() as T;
+  if (Array.isArray(value)) return value.map((v) => wellFormedDeep(v)) as T;
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k.toWellFormed()] = wellFormedDeep(v);
+    return out as T;
+  }
+  return value;
+}
+
+function textOf(content: ChatMessage['content']): string {
+  if (content === null) return '';
+  if (typeof content === 'string') return content;
+  return content
+    .map((part) => (typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : ''))
+    .filter((t) => t !== '')
+    .join('\n\n');
+}
+
+function asParts(content: ChatMessage['content']): unknown[] {
+  if (Array.isArray(content)) return content;
+  return content ? [{ type: 'text', text: content }] : [];
+}
+
+function mergeContent(a: ChatMessage['content'], b: ChatMessage['content']): ChatMessage['content'] {
+  if (Array.isArray(a) || Array.isArray(b)) return [...asParts(a), ...asParts(b)];
+  return [a ?? '', b ?? ''].filter((t) => t !== '').join('\n\n');
+}
+
+function mergeable(m: ChatMessage): boolean {
+  return (m.role === 'user' || m.role === 'assistant') && !(m.tool_calls && m.tool_calls.length > 0);
+}
+
+/**
+ * Upstream's message rules: the leading system messages become one system
+ * prompt; later `system` messages become `user`; consecutive user (or
+ * assistant) messages merge with a blank line; a history that starts with the
+ * assistant gets an empty user message first; strings become well-formed.
+ */
+export function prepareMessages(messages: ChatMessage[]): ChatMessage[] {
+  let i = 0;
+  const system: string[] = [];
+  while (i < messages.length && messages[i]?.role === 'system') {
+    const text = textOf(messages[i]?.content ?? null);
+    if (text !== '') system.push(text);
+    i++;
+  }
+  const out: ChatMessage[] = [];
+  for (const original of messages.slice(i)) {
+    const m: ChatMessage = { ...original, role: original.role === 'system' ? 'user' : original.role };
+    const prev = out.at(-1);
+    if (prev && prev.role === m.role && mergeable(prev) && mergeable(m) && prev.name === m.name) {
+      prev.content = mergeContent(prev.content, m.content);
+      continue;
+    }
+    out.push(m);
+  }
+  if (out[0]?.role === 'assistant') out.unshift({ role: 'user', content: '' });
+  if (system.length > 0) out.unshift({ role: 'system', content: system.join('\n\n') });
+  return wellFormedDeep(out);
+}
+
+/** The JSON body (without `stream`) for one model. */
+export function buildChatBody(model: ResolvedModel, req: ChatRequest, settings: LlmSettings): Record<string, unknown> {
+  const body: Record<string, unknown> = { model: model.id, messages: prepareMessages(req.messages) };
+  const maxTokens = req.maxTokens ?? settings.maxTokens;
+  if (isGpt5Family(model.id)) {
+    body.max_completion_tokens = maxTokens;
+  } else {
+    body.max_tokens = maxTokens;
+    const temperature = req.temperature === undefined ? settings.defaultTemperature : req.temperature;
+    if (temperature !== null) body.temperature = temperature;
+  }
+  if (req.tools && req.tools.length > 0) {
+    body.tools = wellFormedDeep(req.tools);
+    if (req.toolChoice !== undefined && req.toolChoice !== 'auto') body.tool_choice = wellFormedDeep(req.toolChoice);
+  }
+  return body;
+}
+
+function usageOf(u: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | null | undefined): TokenUsage | null {
+  if (!u) return null;
+  const promptTokens = u.prompt_tokens ?? 0;
+  const completionTokens = u.completion_tokens ?? 0;
+  return { promptTokens, completionTokens, totalTokens: u.total_tokens ?? promptTokens + completionTokens };
+}
+
+function isRetryableWithoutUsage(err: unknown): boolean {
+  return err instanceof APIError && (err.status === 400 || err.status === 422);
+}
+
+const SILENT_LOGGER = { error() {}, warn() {}, info() {}, debug() {} };
+
+/** A deadline for a whole call (the SDK's own timeout stops at the response headers). */
+function deadline(ms: number, user?: AbortSignal): { signal: AbortSignal; deadline: AbortSignal; clear: () => void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), ms);
+  return {
+    signal: user ? AbortSignal.any([user, controller.signal]) : controller.signal,
+    deadline: controller.signal,
+    clear: () => clearTimeout(timer),
+  };
+}
+
+/**
+ * Chat completions against the OpenAI-compatible endpoints. Every call checks
+ * the model against the admin's allowed list, and transient failures get one
+ * retry on the admin's fallback model.
+ */
+export class ChatClient {
+  readonly #settings: LlmSettingsService;
+  readonly #catalog: ModelCatalog;
+  readonly #fetch: typeof fetch | undefined;
+  readonly #logger: Logger | undefined;
+  readonly #overrides: { chat?: number; stream?: number };
+  readonly #clients = new Map<string, OpenAI>();
+
+  constructor(options: ChatClientOptions) {
+    this.#settings = options.settings;
+    this.#catalog = options.catalog;
+    this.#fetch = options.fetch;
+    this.#logger = options.logger;
+    this.#overrides = options.timeoutOverridesMs ?? {};
+  }
+
+  stream(req: ChatRequest, opts: StreamOptions = {}): AsyncIterable<StreamEvent> {
+    return this.#stream(req, opts);
+  }
+
+  async complete(req: ChatRequest): Promise<ChatCompletionResult> {
+    if (req.signal?.aborted) throw new LlmAbortedError(req.model);
+    const settings = await this.#settings.get();
+    const model = await this.#catalog.assertAllowed(req.model);
+    try {
+      return await this.#completeOnce(settings, model, req);
+    } catch (err) {
+      const fallback = await this.#fallbackAfter(settings, model, err as LlmError);
+      if (!fallback) throw err;
+      return this.#completeOnce(settings, fallback, req);
+    }
+  }
+
+  async *#stream(req: ChatRequest, opts: StreamOptions): AsyncGenerator<StreamEvent> {
+    if (req.signal?.aborted) throw new LlmAbortedError(req.model);
+    const settings = await this.#settings.get();
+    const model = await this.#catalog.assertAllowed(req.model);
+    let yielded = false;
+    let fallback: ResolvedModel | null;
+    try {
+      for await (const event of this.#streamOnce(settings, model, req)) {
+        yielded = true;
+        yield event;
+      }
+      return;
+    } catch (err) {
+      if (opts.committed?.()) throw err;
+      fallback = await this.#fallbackAfter(settings, model, err as LlmError);
+      if (!fallback) throw err;
+      if (yielded) yield { type: 'restart', reason: `${(err as LlmError).code}; retrying on the fallback model` };
+    }
+    yield* this.#streamOnce(settings, fallback, req);
+  }
+
+  /** The fallback model when this failure deserves one retry on it, else null. */
+  async #fallbackAfter(settings: LlmSettings, model: ResolvedModel, err: LlmError): Promise<ResolvedModel | null> {
+    if (!(err instanceof LlmError) || !err.transient || err instanceof LlmAbortedError || settings.fallbackModel === null) return null;
+    let fallback: ResolvedModel;
+    try {
+      fallback = await this.#catalog.assertAllowed(settings.fallbackModel, { asFallback: true });
+    } catch (fallbackErr) {
+      this.#logger?.warn({ err: fallbackErr, fallback: settings.fallbackModel }, 'fallback model unusable');
+      return null;
+    }
+    if (fallback.ref === model.ref) return null;
+    this.#logger?.warn({ model: model.ref, fallback: fallback.ref, code: err.code, status: err.status }, 'LLM call failed, retrying on the fallback model');
+    return fallback;
+  }
+
+  async *#streamOnce(settings: LlmSettings, model: ResolvedModel, req: ChatRequest): AsyncGenerator<StreamEvent> {
+    const timeoutMs = this.#overrides.stream ?? settings.streamTimeoutSeconds * 1000;
+    const limit = deadline(timeoutMs, req.signal);
+    try {
+      const client = await this.#client(settings, model);
+      const body = buildChatBody(model, req, settings);
+      let includeUsage = true;
+      let stream: AsyncIterable<ChatCompletionChunk>;
+      for (;;) {
+        const params = { ...body, stream: true, ...(includeUsage ? { stream_options: { include_usage: true } } : {}) };
+        try {
+          stream = await client.chat.completions.create(params as unknown as ChatCompletionCreateParamsStreaming, { signal: limit.signal, timeout: timeoutMs, maxRetries: 0 });
+          break;
+        } catch (err) {
+          // Some servers reject stream_options; ask once more without it.
+          if (includeUsage && isRetryableWithoutUsage(err) && !limit.signal.aborted) {
+            includeUsage = false;
+            continue;
+          }
+          throw err;
+        }
+      }
+      let finishReason: string | null = null;
+      let finished = false;
+      let usage: TokenUsage | null = null;
+      for await (const chunk of stream) {
+        const u = usageOf(chunk.usage);
+        if (u) usage = u;
+        // The usage chunk comes with `choices: []`.
+        const choice = chunk.choices?.[0];
+        if (!choice) continue;
+        const delta = choice.delta ?? {};
+        if (typeof delta.content === 'string' && delta.content !== '') yield { type: 'text', delta: delta.content };
+        for (const call of delta.tool_calls ?? []) {
+          const event: StreamEvent = { type: 'tool_call', index: call.index ?? 0 };
+          if (call.id) event.id = call.id;
+          if (call.function?.name) event.name = call.function.name;
+          if (typeof call.function?.arguments === 'string' && call.function.arguments !== '') event.argumentsDelta = call.function.arguments;
+          yield event;
+        }
+        if (choice.finish_reason) {
+          finishReason = choice.finish_reason;
+          finished = true;
+        }
+      }
+      // An aborted stream ends the loop silently; so does a server that closes early.
+      if (limit.signal.aborted) throw toLlmError(new Error('aborted'), model.ref, req.signal, limit.deadline);
+      if (!finished) throw new LlmUnavailableError(model.ref, 'stream ended before the model finished');
+      if (usage) yield { type: 'usage', ...usage };
+      yield { type: 'done', finishReason, model: model.ref };
+    } catch (err) {
+      throw toLlmError(err, model.ref, req.signal, limit.deadline);
+    } finally {
+      limit.clear();
+    }
+  }
+
+  async #completeOnce(settings: LlmSettings, model: ResolvedModel, req: ChatRequest): Promise<ChatCompletionResult> {
+    const timeoutMs = this.#overrides.chat ?? settings.chatTimeoutSeconds * 1000;
+    const limit = deadline(timeoutMs, req.signal);
+    try {
+      const client = await this.#client(settings, model);
+      const params = buildChatBody(model, req, settings);
+      const completion: ChatCompletion = await client.chat.completions.create(params as unknown as ChatCompletionCreateParamsNonStreaming, {
+        signal: limit.signal,
+        timeout: timeoutMs,
+        maxRetries: 0,
+      });
+      if (limit.signal.aborted) throw toLlmError(new Error('aborted'), model.ref, req.signal, limit.deadline);
+      const choice = completion.choices?.[0];
+      if (!choice) throw new LlmUnavailableError(model.ref, 'answer without choices');
+      const toolCalls: ChatCompletionResult['toolCalls'] = [];
+      for (const call of choice.message?.tool_calls ?? []) {
+        if (call.type === 'function') toolCalls.push({ id: call.id, name: call.function.name, arguments: call.function.arguments ?? '' });
+      }
+      return {
+        content: typeof choice.message?.content === 'string' ? choice.message.content : '',
+        toolCalls,
+        usage: usageOf(completion.usage),
+        finishReason: choice.finish_reason ?? null,
+        model: model.ref,
+      };
+    } catch (err) {
+      throw toLlmError(err, model.ref, req.signal, limit.deadline);
+    } finally {
+      limit.clear();
+    }
+  }
+
+  /** One SDK client per endpoint URL and key; the key is read from the vault on every call, so a new key applies at once. */
+  async #client(settings: LlmSettings, model: ResolvedModel): Promise<OpenAI> {
+    const endpoint = endpointUrl(settings, model.endpoint);
+    if (endpoint === null) throw new LlmNotConfiguredError(`the ${model.endpoint} endpoint`, model.ref);
+    const key = await this.#settings.getKey(model.endpoint);
+    const baseURL = endpointBaseUrl(endpoint);
+    const cacheKey = `${baseURL}\n${key === null ? '' : createHash('sha256').update(key).digest('hex')}`;
+    const hit = this.#clients.get(cacheKey);
+    if (hit) return hit;
+    const client = new OpenAI({
+      baseURL,
+      // The SDK insists on a key; without one the Authorization header is removed below.
+      apiKey: key ?? 'no-key',
+      adminAPIKey: null,
+      organization: null,
+      project: null,
+      maxRetries: 0,
+      timeout: settings.chatTimeoutSeconds * 1000,
+      logLevel: 'off',
+      logger: SILENT_LOGGER,
+      fetchOptions: { redirect: 'manual' },
+      ...(key === null ? { defaultHeaders: { Authorization: null } } : {}),
+      ...(this.#fetch ? { fetch: this.#fetch } : {}),
+    });
+    if (this.#clients.size >= 16) this.#clients.clear();
+    this.#clients.set(cacheKey, client);
+    return client;
+  }
+}
+
+function endpointUrl(settings: LlmSettings, which: EndpointName): string | null {
+  return which === 'primary' ? settings.primaryEndpoint : settings.secondaryEndpoint;
+}
