@@ -7,6 +7,7 @@ import type { Generated } from 'kysely';
 import type { RateLimitTables } from '../ratelimit/rate-limiter.ts';
 import type { RequestQueueTables } from '../ratelimit/request-queue.ts';
 import type { TraceTables } from '../traces/trace-store.ts';
+import type { ToolTables } from '../tools/tool-tables.ts';
 
 export interface SettingsTable {
   key: string;
@@ -115,7 +116,7 @@ export interface ConversationMessagesTable {
   created_at: number;
 }
 
-export interface Database extends RateLimitTables, RequestQueueTables, TraceTables {
+export interface Database extends RateLimitTables, RequestQueueTables, TraceTables, ToolTables {
   settings: SettingsTable;
   secrets: SecretsTable;
   bots: BotsTable;

@@ -1,11 +1,13 @@
 import type { Migration } from 'kysely/migration';
 import * as m0001 from './0001-foundation.ts';
 import * as m0002 from './0002-talk-pipeline.ts';
+import * as m0004 from './0004-tools.ts';
 import * as m0005 from './0005-ratelimits-traces.ts';
 
 /** Ordered migrations; names sort in the order they must run. Append only. */
 export const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
   '0002-talk-pipeline': m0002,
+  '0004-tools': m0004,
   '0005-ratelimits-traces': m0005,
 };

@@ -1,0 +1,46 @@
+/**
+ * Row types of the tool tables (migration 0004-tools). Timestamps are ms since
+ * the epoch, booleans 0/1 integers, JSON as text.
+ */
+import type { Kysely } from 'kysely';
+import type { Database } from '../storage/schema.ts';
+
+export interface BotToolsTable {
+  bot_id: string;
+  /** Stored by name, so a tool whose provider disappears stays assigned but inert. */
+  tool_name: string;
+  /** JSON object: the per-assignment config. */
+  config: string;
+  position: number;
+  created_at: number;
+}
+
+export interface McpServersTable {
+  id: string;
+  name: string;
+  url: string;
+  kind: 'mcp' | 'companion';
+  enabled: number;
+  /** JSON: tool name → { policy: 'read' | 'write' | 'destructive' | 'off' }. */
+  tool_policies: string;
+  /** JSON: tool name → hash of the tool as approved (name, description, schemas). */
+  approved_tools: string;
+  /** Hash of the whole approved tool list; null until the admin approves. */
+  approved_tools_hash: string | null;
+  /** JSON array of header names; the values live in the vault. */
+  header_names: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface ToolTables {
+  bot_tools: BotToolsTable;
+  mcp_servers: McpServersTable;
+}
+
+export type ToolDatabase = Database & ToolTables;
+
+/** The same connection, typed with the tool tables. */
+export function withToolTables(db: Kysely<Database>): Kysely<ToolDatabase> {
+  return db as unknown as Kysely<ToolDatabase>;
+}
