@@ -1,0 +1,76 @@
+import type { Logger } from '../log/logger.ts';
+import type { NextcloudClient } from '../nextcloud/client.ts';
+import { NextcloudError, NextcloudNetworkError, NextcloudServerError, NextcloudTimeoutError, NextcloudRateLimitError } from '../nextcloud/errors.ts';
+import { signBotMessage } from './bot-signature.ts';
+import type { TalkIdentities } from './talk-identities.ts';
+
+export interface BotMessage {
+  message: string;
+  replyTo: number | null;
+  referenceId: string;
+  silent?: boolean;
+}
+
+export class BotSendError extends Error {
+  override name = 'BotSendError';
+  readonly status: number;
+  constructor(message: string, status: number) {
+    super(message);
+    this.status = status;
+  }
+}
+
+function retryable(err: unknown): boolean {
+  return err instanceof NextcloudServerError || err instanceof NextcloudTimeoutError || err instanceof NextcloudNetworkError || err instanceof NextcloudRateLimitError;
+}
+
+/**
+ * Posts signed bot messages (HMAC-SHA256 over random + message text with the
+ * secret AppAPI issued for the identity). 5xx, 429 and timeouts are retried
+ * with backoff; other 4xx are final.
+ */
+export class BotSender {
+  readonly #nextcloud: NextcloudClient;
+  readonly #identities: TalkIdentities;
+  readonly #logger: Logger;
+  readonly #sleep: (ms: number) => Promise<void>;
+  readonly #backoffMs: number[];
+
+  constructor(deps: { nextcloud: NextcloudClient; identities: TalkIdentities; logger: Logger; sleep?: (ms: number) => Promise<void>; backoffMs?: number[] }) {
+    this.#nextcloud = deps.nextcloud;
+    this.#identities = deps.identities;
+    this.#logger = deps.logger;
+    this.#sleep = deps.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+    this.#backoffMs = deps.backoffMs ?? [500, 1500, 4000];
+  }
+
+  async send(route: string, roomToken: string, msg: BotMessage): Promise<void> {
+    const secret = await this.#identities.secret(route);
+    if (!secret) throw new BotSendError('the Talk bot is not registered', 0);
+    const body: Record<string, unknown> = { message: msg.message, referenceId: msg.referenceId };
+    if (msg.replyTo !== null && msg.replyTo > 0) body.replyTo = msg.replyTo;
+    if (msg.silent) body.silent = true;
+    for (let attempt = 0; ; attempt++) {
+      // A fresh random per attempt; the signature covers only the message text.
+      const { random, signature } = signBotMessage(secret, msg.message);
+      try {
+        await this.#nextcloud.botOcs('POST', '/ocs/v2.php/apps/spreed/api/v1/bot/{token}/message', {
+          params: { token: roomToken },
+          body,
+          headers: { 'X-Nextcloud-Talk-Bot-Random': random, 'X-Nextcloud-Talk-Bot-Signature': signature },
+          timeoutMs: 15_000,
+        });
+        return;
+      } catch (err) {
+        const delay = this.#backoffMs[attempt];
+        if (retryable(err) && delay !== undefined) {
+          this.#logger.warn({ roomToken, attempt: attempt + 1, status: (err as NextcloudError).status }, 'bot message failed, retrying');
+          await this.#sleep(delay);
+          continue;
+        }
+        const status = err instanceof NextcloudError ? err.status : 0;
+        throw new BotSendError(`Talk refused the bot message (HTTP ${status || 'n/a'})`, status);
+      }
+    }
+  }
+}

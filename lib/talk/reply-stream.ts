@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import type { BotSender } from './bot-sender.ts';
+import { splitForTalk } from './message-splitter.ts';
+import { ReplyChunker } from './reply-chunker.ts';
+import type { ReplyLog, LoggedChunk } from './reply-log.ts';
+import type { ReplySanitizer } from './reply-sanitizer.ts';
+import { THINKING_PLACEHOLDER, ThinkFilter } from './think-filter.ts';
+
+export interface ReplyTarget {
+  inboxId: number;
+  route: string;
+  roomToken: string;
+  /** The message the first chunk replies to (the user's message, or its reply parent). */
+  replyTo: number | null;
+  /** Inside a Talk thread every chunk keeps replyTo, so the answer stays in the thread. */
+  inThread: boolean;
+}
+
+/** Deterministic per reply and position, so a resumed reply can find what it already posted. */
+export function chunkReferenceId(inboxId: number, seq: number, salt: string): string {
+  return createHash('sha256').update(`${salt}:${inboxId}:${seq}`).digest('hex');
+}
+
+/**
+ * Turns model deltas into Talk messages: think filter → paragraph/time
+ * chunker → link and mention sanitiser (before each flush, S8) → split at
+ * Talk's 32000-character limit → signed post, each recorded in the reply log.
+ */
+export class ReplyStream {
+  readonly #target: ReplyTarget;
+  readonly #sender: BotSender;
+  readonly #log: ReplyLog;
+  readonly #sanitizer: ReplySanitizer;
+  readonly #salt: string;
+  readonly #now: () => number;
+  #think = new ThinkFilter();
+  #chunker: ReplyChunker;
+  #seq: number;
+  #postedCount: number;
+  #placeholderSent = false;
+  #streamedText: string[] = [];
+  #sawThinking = false;
+
+  constructor(deps: { target: ReplyTarget; sender: BotSender; log: ReplyLog; sanitizer: ReplySanitizer; salt: string; now?: () => number; previous?: LoggedChunk[] }) {
+    this.#target = deps.target;
+    this.#sender = deps.sender;
+    this.#log = deps.log;
+    this.#sanitizer = deps.sanitizer;
+    this.#salt = deps.salt;
+    this.#now = deps.now ?? Date.now;
+    this.#chunker = new ReplyChunker({ now: this.#now });
+    const previous = deps.previous ?? [];
+    this.#seq = previous.length ? Math.max(...previous.map((c) => c.seq)) + 1 : 0;
+    this.#postedCount = previous.filter((c) => c.posted).length;
+  }
+
+  /** True once anything reached Talk: from then on the model must not be switched (no fallback). */
+  get committed(): boolean {
+    return this.#postedCount > 0;
+  }
+
+  /** The visible text sent in this stream (thinking removed). */
+  get text(): string {
+    return this.#streamedText.join('\n\n');
+  }
+
+  get sawThinking(): boolean {
+    return this.#sawThinking;
+  }
+
+  async push(delta: string): Promise<void> {
+    const { text, thinkingStarted } = this.#think.push(delta);
+    if (thinkingStarted) {
+      this.#sawThinking = true;
+      if (!this.#placeholderSent && !this.committed) {
+        this.#placeholderSent = true;
+        await this.post(THINKING_PLACEHOLDER, false);
+      }
+    }
+    if (text) await this.#flush(this.#chunker.push(text));
+  }
+
+  /** Time-based flush while the model pauses. */
+  async tick(): Promise<void> {
+    await this.#flush(this.#chunker.tick());
+  }
+
+  /** The model switched (fallback before anything was posted): drop what is buffered. */
+  restart(): void {
+    this.#think = new ThinkFilter();
+    this.#chunker = new ReplyChunker({ now: this.#now });
+    this.#streamedText = [];
+  }
+
+  async finish(): Promise<string> {
+    const rest = this.#think.finish();
+    if (rest.sawThinking) this.#sawThinking = true;
+    const chunks = rest.text ? this.#chunker.push(rest.text) : [];
+    await this.#flush([...chunks, ...this.#chunker.finish()]);
+    return this.text;
+  }
+
+  /** A message of its own (progress line, error, canned answer), through the same log and sanitiser. */
+  async post(message: string, sanitize = true): Promise<void> {
+    const clean = sanitize ? this.#sanitizer.sanitize(message) : message;
+    for (const piece of splitForTalk(clean)) {
+      if (piece.trim() === '') continue;
+      const seq = this.#seq++;
+      const referenceId = chunkReferenceId(this.#target.inboxId, seq, this.#salt);
+      await this.#log.intend(this.#target.inboxId, seq, referenceId, piece);
+      const replyTo = this.#target.inThread || this.#postedCount === 0 ? this.#target.replyTo : null;
+      await this.#sender.send(this.#target.route, this.#target.roomToken, { message: piece, replyTo, referenceId });
+      await this.#log.posted(this.#target.inboxId, seq);
+      this.#postedCount++;
+    }
+  }
+
+  async #flush(chunks: string[]): Promise<void> {
+    for (const chunk of chunks) {
+      if (chunk.trim() === '') continue;
+      this.#streamedText.push(chunk);
+      await this.post(chunk);
+    }
+  }
+}

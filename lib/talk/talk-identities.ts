@@ -1,0 +1,111 @@
+import type { Kysely } from 'kysely';
+import type { Registrar } from '../appapi/enabled-handler.ts';
+import type { Logger } from '../log/logger.ts';
+import type { NextcloudClient } from '../nextcloud/client.ts';
+import { NextcloudNotFoundError } from '../nextcloud/errors.ts';
+import type { Database } from '../storage/schema.ts';
+import type { Vault } from '../vault/vault.ts';
+
+export const SHARED_ROUTE = 'talk_bot';
+export const SHARED_NAME = 'Talk AI';
+export const SHARED_DESCRIPTION = 'Multi-bot AI assistant: mention a bot with @name to talk to it';
+
+export function secretName(route: string): string {
+  return `talk.bot-secret.${route}`;
+}
+
+/** Our Talk bots registered through AppAPI, and their secrets (in the vault). */
+export class TalkIdentities {
+  readonly #db: Kysely<Database>;
+  readonly #vault: Vault;
+  readonly #nextcloud: NextcloudClient;
+  readonly #now: () => number;
+  readonly #secrets = new Map<string, string>();
+
+  constructor(deps: { db: Kysely<Database>; vault: Vault; nextcloud: NextcloudClient; now?: () => number }) {
+    this.#db = deps.db;
+    this.#vault = deps.vault;
+    this.#nextcloud = deps.nextcloud;
+    this.#now = deps.now ?? Date.now;
+  }
+
+  /** Registers (idempotently: AppAPI reuses the secret) and stores the secret. */
+  async register(route: string, name: string, description: string, botId: string | null): Promise<void> {
+    const data = await this.#nextcloud.system().ocs<{ id: string; secret: string }>('POST', '/ocs/v1.php/apps/app_api/api/v1/talk_bot', {
+      body: { name: name.slice(0, 64), route: `/${route}`, description },
+    });
+    if (!data || typeof data.secret !== 'string' || data.secret.length < 40) throw new Error('AppAPI returned no bot secret');
+    await this.#vault.put(secretName(route), data.secret);
+    this.#secrets.set(route, data.secret);
+    const now = this.#now();
+    await this.#db
+      .insertInto('talk_identities')
+      .values({ route, bot_id: botId, talk_name: name.slice(0, 64), appapi_bot_id: String(data.id), registered_at: now })
+      .onConflict((oc) => oc.column('route').doUpdateSet({ bot_id: botId, talk_name: name.slice(0, 64), appapi_bot_id: String(data.id), registered_at: now }))
+      .execute();
+  }
+
+  async unregister(route: string): Promise<void> {
+    try {
+      await this.#nextcloud.system().ocs('DELETE', '/ocs/v1.php/apps/app_api/api/v1/talk_bot', { body: { route: `/${route}` } });
+    } catch (err) {
+      if (!(err instanceof NextcloudNotFoundError)) throw err;
+    }
+    this.#secrets.delete(route);
+    await this.#vault.delete(secretName(route));
+    await this.#db.deleteFrom('talk_identities').where('route', '=', route).execute();
+  }
+
+  async secret(route: string): Promise<string | null> {
+    const cached = this.#secrets.get(route);
+    if (cached) return cached;
+    const value = await this.#vault.get(secretName(route));
+    if (value) this.#secrets.set(route, value);
+    return value;
+  }
+
+  async routes(): Promise<Array<{ route: string; botId: string | null }>> {
+    const rows = await this.#db.selectFrom('talk_identities').select(['route', 'bot_id']).execute();
+    return rows.map((r) => ({ route: r.route, botId: r.bot_id }));
+  }
+
+  /** Remembers that a room delivers through this identity (it is enabled there). */
+  async sawRoom(roomToken: string, route: string): Promise<void> {
+    const now = this.#now();
+    await this.#db
+      .insertInto('room_identities')
+      .values({ room_token: roomToken, route, last_seen_at: now })
+      .onConflict((oc) => oc.columns(['room_token', 'route']).doUpdateSet({ last_seen_at: now }))
+      .execute();
+  }
+
+  /**
+   * Which identity answers for `botId` in a room: its dedicated Talk bot when
+   * that one is enabled there, otherwise the identity the message came through.
+   */
+  async replyRoute(roomToken: string, botId: string, deliveredRoute: string): Promise<string> {
+    const dedicated = await this.#db
+      .selectFrom('talk_identities')
+      .innerJoin('room_identities', 'room_identities.route', 'talk_identities.route')
+      .select('talk_identities.route')
+      .where('talk_identities.bot_id', '=', botId)
+      .where('room_identities.room_token', '=', roomToken)
+      .executeTakeFirst();
+    return dedicated?.route ?? deliveredRoute;
+  }
+}
+
+/** The shared "Talk AI" bot: registered on enable, unregistered on disable (AppAPI/Talk convention). */
+export function sharedTalkBotRegistrar(identities: TalkIdentities, logger: Logger): Registrar {
+  return {
+    name: 'the Talk bot',
+    register: async () => {
+      await identities.register(SHARED_ROUTE, SHARED_NAME, SHARED_DESCRIPTION, null);
+      logger.info({ route: SHARED_ROUTE }, 'Talk bot registered');
+    },
+    unregister: async () => {
+      await identities.unregister(SHARED_ROUTE);
+      logger.info({ route: SHARED_ROUTE }, 'Talk bot unregistered');
+    },
+  };
+}

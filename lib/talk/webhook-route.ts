@@ -1,0 +1,92 @@
+import express, { Router, type Request, type Response } from 'express';
+import type { Logger } from '../log/logger.ts';
+import { findBotMentions } from '../router/mention-detector.ts';
+import { parseResetCommand } from '../router/reset-command.ts';
+import { systemOnly } from '../server/middleware/access.ts';
+import type { Inbox, DeliveredEvent } from './inbox.ts';
+import { parseWebhookMessage } from './message-parser.ts';
+import type { RoutingIndex } from './routing-index.ts';
+import { parseTalkWebhook } from './webhook-schema.ts';
+
+export interface WebhookDeps {
+  inbox: Inbox;
+  index: RoutingIndex;
+  logger: Logger;
+  /** Extra relevance checks (e.g. a pending confirmation of this actor in this room). */
+  alsoRelevant?: (roomToken: string, actorId: string) => boolean;
+  /** Wakes the worker after an insert. */
+  notify: () => void;
+  maxBodyBytes?: number;
+}
+
+/** System events that change what we keep, even without a bot being addressed. */
+const KEPT_SYSTEM_EVENTS = new Set(['message_deleted']);
+
+/**
+ * Talk deliveries through AppAPI: authenticate (system-only, no proxy
+ * markers), bound the body, validate, route cheaply, write to the durable
+ * inbox, and only then answer 200. Talk must never see an error for a
+ * well-authenticated delivery, so ignored events also get 200.
+ */
+export function talkWebhookRoutes(paths: string[], deps: WebhookDeps): Router {
+  const router = Router();
+  const json = express.json({ limit: deps.maxBodyBytes ?? 256 * 1024, type: () => true });
+  for (const path of paths) {
+    router.post(`/${path}`, systemOnly(deps.logger), json, (req: Request, res: Response, next) => {
+      accept(path, req, res, deps).catch(next);
+    });
+  }
+  return router;
+}
+
+async function accept(route: string, req: Request, res: Response, deps: WebhookDeps): Promise<void> {
+  const parsed = parseTalkWebhook(req.body);
+  if (!parsed.ok) {
+    if (parsed.reason === 'unknown-type') {
+      deps.logger.info({ route, detail: parsed.detail }, 'Talk event of unknown type ignored');
+      res.json({ status: 'ignored' });
+      return;
+    }
+    deps.logger.warn({ route, detail: parsed.detail }, 'malformed Talk delivery refused');
+    res.status(400).json({ error: { code: 'invalid_event', message: parsed.detail } });
+    return;
+  }
+  const message = parseWebhookMessage(parsed.event);
+  if (!message) {
+    res.json({ status: 'ignored' });
+    return;
+  }
+  const relevant =
+    message.kind === 'system'
+      ? message.systemName !== null && KEPT_SYSTEM_EVENTS.has(message.systemName) && deps.index.roomIsActive(message.roomToken)
+      : message.actor.kind !== 'bot' &&
+        (findBotMentions(message.rawText, deps.index.mentions).length > 0 ||
+          parseResetCommand(message.rawText) !== null ||
+          deps.index.roomIsActive(message.roomToken) ||
+          (deps.alsoRelevant?.(message.roomToken, message.actor.rawId) ?? false));
+  if (!relevant) {
+    res.json({ status: 'ignored' });
+    return;
+  }
+  if (await deps.inbox.isHandled(message.roomToken, message.messageId)) {
+    res.json({ status: 'duplicate' });
+    return;
+  }
+  const payload: DeliveredEvent = {
+    type: parsed.event.type,
+    systemName: message.systemName,
+    actorId: message.actor.rawId,
+    roomToken: message.roomToken,
+    messageId: message.messageId,
+  };
+  const added = await deps.inbox.add({
+    roomToken: message.roomToken,
+    messageId: message.messageId,
+    actorId: message.actor.rawId,
+    route,
+    kind: message.kind,
+    payload,
+  });
+  res.json({ status: added ? 'accepted' : 'duplicate' });
+  if (added) deps.notify();
+}

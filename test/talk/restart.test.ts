@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import { BotStore } from '../../lib/bots/bot-store.ts';
+import { openDatabase } from '../../lib/storage/database.ts';
+import { FakeOpenAI } from '../fakes/openai/fake-openai.ts';
+import { FakeNextcloud } from '../fakes/nextcloud/server.ts';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.ts';
+import { TEST_SECRET, waitFor } from '../helpers/harness.ts';
+import { LLM_KEY } from '../helpers/talk-scenario.ts';
+
+const root = new URL('../..', import.meta.url).pathname;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** The ExApp as its own process, so that a crash is a real SIGKILL. */
+class ExAppProcess {
+  child: ChildProcess | null = null;
+  readonly url: string;
+  readonly #env: Record<string, string>;
+
+  constructor(port: number, env: Record<string, string>) {
+    this.url = `http://127.0.0.1:${port}`;
+    this.#env = { PATH: process.env.PATH ?? '', APP_PORT: String(port), ...env };
+  }
+
+  async start(): Promise<void> {
+    this.child = spawn(process.execPath, ['lib/main.ts'], { cwd: root, env: this.#env, stdio: ['ignore', 'ignore', 'inherit'] });
+    await waitFor(async () => {
+      try {
+        return (await fetch(`${this.url}/heartbeat`)).ok;
+      } catch {
+        return false;
+      }
+    }, 'the ExApp to start', 20_000);
+  }
+
+  kill(): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill('SIGKILL');
+    });
+  }
+}
+
+for (const dialect of DIALECTS) {
+  describe(`kill and restart on ${dialect}`, () => {
+    let nc: FakeNextcloud;
+    let llm: FakeOpenAI;
+    let tdb: TestDatabase;
+    let app: ExAppProcess;
+    let room: string;
+    const system = () => ({
+      'EX-APP-ID': 'educai',
+      'EX-APP-VERSION': '0.1.0',
+      'AUTHORIZATION-APP-API': Buffer.from(`:${TEST_SECRET}`).toString('base64'),
+      'Content-Type': 'application/json',
+    });
+    const say = async (uid: string, text: string) => {
+      const msg = nc.postMessage(room, { actorType: 'users', actorId: uid }, text);
+      const r = await fetch(`${app.url}/talk_bot`, { method: 'POST', headers: system(), body: nc.webhookBodyFor(msg) });
+      assert.equal(r.status, 200);
+      return msg;
+    };
+    const replies = () => nc.botMessages.filter((m) => m.token === room && m.status === 201).map((m) => m.message);
+
+    before(async () => {
+      nc = await FakeNextcloud.start({ appId: 'educai', appSecret: TEST_SECRET, appVersion: '0.1.0' });
+      llm = await FakeOpenAI.start({ models: ['fake-model'], apiKey: LLM_KEY });
+      tdb = await createTestDatabase(dialect);
+      await new BotStore(tdb.db).create({ displayName: 'Tutor', mention: 'tutor', systemPrompt: 'You teach.' }, 'alice');
+      await tdb.close();
+      const databaseUrl = tdb.databaseUrl ? `${tdb.databaseUrl}?options=${encodeURIComponent(`-c search_path=${tdb.pgSchema}`)}` : '';
+      app = new ExAppProcess(await freePort(), {
+        APP_ID: 'educai',
+        APP_SECRET: TEST_SECRET,
+        APP_VERSION: '0.1.0',
+        APP_HOST: '127.0.0.1',
+        NEXTCLOUD_URL: nc.url,
+        APP_PERSISTENT_STORAGE: tdb.dataDir,
+        LOG_LEVEL: 'warn',
+        ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+      });
+      await app.start();
+      assert.deepEqual(await (await fetch(`${app.url}/enabled?enabled=1`, { method: 'PUT', headers: system() })).json(), { error: '' });
+      const admin = { ...system(), 'AUTHORIZATION-APP-API': Buffer.from(`admin:${TEST_SECRET}`).toString('base64'), requesttoken: 't' };
+      const saved = await fetch(`${app.url}/api/v1/admin/settings`, {
+        method: 'PUT',
+        headers: admin,
+        body: JSON.stringify({ primaryEndpoint: llm.url, primaryKey: LLM_KEY, defaultModel: 'primary:fake-model' }),
+      });
+      assert.equal(saved.status, 200);
+      room = nc.createRoom({ name: 'Restart', type: 2, participants: [{ actorId: 'alice', participantType: 1 }] }).token;
+      nc.enableBotInRoom(room, 'talk_bot');
+      await say('alice', '@tutor');
+      await waitFor(() => replies().length === 1, 'the onboarding question');
+      await say('alice', 'A');
+      await waitFor(() => replies().length === 2, 'the onboarding answer');
+    });
+    after(async () => {
+      await app.kill();
+      await nc.close();
+      await llm.close();
+      await tdb.drop();
+    });
+
+    it('completes an event that was accepted but not finished before a crash, without repeating posted chunks', async () => {
+      const before = replies().length;
+      // Slow stream: the first paragraph arrives, then the process dies mid-answer.
+      llm.enqueue({ text: ['First paragraph.\n\n', 'Second', ' paragraph', ' that', ' never', ' arrives.'], tokensPerSecond: 2 });
+      await say('alice', '@tutor tell me two things');
+      await waitFor(() => replies().length === before + 1, 'the first chunk');
+      await app.kill();
+      assert.deepEqual(replies().slice(before), ['First paragraph.']);
+
+      llm.enqueue({ text: ['Second paragraph, continued.'] });
+      await app.start();
+      await waitFor(() => replies().length >= before + 2, 'the resumed answer', 20_000);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual(replies().slice(before), ['First paragraph.', 'Second paragraph, continued.']);
+      const resumed = llm.lastChatBody().messages as Array<{ role: string; content: string }>;
+      assert.match(resumed[0]!.content, /interrupted[\s\S]*First paragraph\./i, 'the model continues after what was posted');
+    });
+
+    it('processes an event accepted just before a crash', async () => {
+      const before = replies().length;
+      llm.enqueue({ text: ['Late but there.'], delayMs: 1500 });
+      await say('alice', '@tutor are you there?');
+      await app.kill();
+      await app.start();
+      await waitFor(() => replies().length === before + 1, 'the answer after restart', 20_000);
+      assert.equal(replies().at(-1), 'Late but there.');
+    });
+  });
+}
