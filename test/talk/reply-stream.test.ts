@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createLogger } from '../../lib/log/logger.ts';
+import { NextcloudClient } from '../../lib/nextcloud/client.ts';
+import { BotSender } from '../../lib/talk/bot-sender.ts';
+import { ReplyLog } from '../../lib/talk/reply-log.ts';
+import { ReplySanitizer } from '../../lib/talk/reply-sanitizer.ts';
+import { ReplyStream } from '../../lib/talk/reply-stream.ts';
+import { TalkIdentities } from '../../lib/talk/talk-identities.ts';
+import { Vault } from '../../lib/vault/vault.ts';
+import { FakeNextcloud } from '../fakes/nextcloud/server.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { TEST_SECRET } from '../helpers/harness.ts';
+
+describe('reply stream', () => {
+  let nc: FakeNextcloud;
+  let tdb: TestDatabase;
+  let sender: BotSender;
+  let log: ReplyLog;
+  let token: string;
+  let clock = 0;
+  before(async () => {
+    nc = await FakeNextcloud.start({ appId: 'educai', appSecret: TEST_SECRET, appVersion: '0.1.0' });
+    tdb = await createTestDatabase('sqlite');
+    const client = new NextcloudClient({ baseUrl: nc.url, appId: 'educai', appVersion: '0.1.0', appSecret: TEST_SECRET });
+    const identities = new TalkIdentities({ db: tdb.db, vault: new Vault(tdb.db, new Uint8Array(32).fill(3)), nextcloud: client });
+    await identities.register('talk_bot', 'Talk AI', 'test', null);
+    const logger = createLogger({ level: 'silent' });
+    sender = new BotSender({ nextcloud: client, identities, logger, sleep: async () => undefined });
+    log = new ReplyLog(tdb.db);
+    const room = nc.createRoom({ name: 'r', type: 2, participants: [{ actorId: 'alice', participantType: 1 }] });
+    token = room.token;
+    nc.enableBotInRoom(token, 'talk_bot');
+  });
+  after(async () => {
+    await nc.close();
+    await tdb.drop();
+  });
+
+  const stream = (inboxId: number, inThread: boolean, replyTo: number) =>
+    new ReplyStream({
+      target: { inboxId, route: 'talk_bot', roomToken: token, replyTo, inThread },
+      sender,
+      log,
+      sanitizer: new ReplySanitizer({ nextcloudOrigin: nc.url, allowedHosts: [], userText: '' }),
+      salt: 'salt',
+      now: () => clock,
+    });
+
+  it('keeps replyTo on every chunk inside a thread', async () => {
+    const m = nc.postMessage(token, { actorType: 'users', actorId: 'alice' }, 'question');
+    const s = stream(1, true, m.id);
+    await s.push('One.\n\nTwo.\n\n');
+    await s.push('Three.');
+    await s.finish();
+    const sent = nc.botMessages.filter((b) => b.token === token).slice(-3);
+    assert.deepEqual(sent.map((b) => b.replyTo), [m.id, m.id, m.id]);
+  });
+
+  it('flushes after 3 s with more than 100 characters at a sentence boundary', async () => {
+    const m = nc.postMessage(token, { actorType: 'users', actorId: 'alice' }, 'question');
+    const before = nc.botMessages.length;
+    const s = stream(2, false, m.id);
+    clock = 0;
+    await s.push('This is the first sentence of a slow answer, long enough to pass the threshold. And a second sentence starts');
+    assert.equal(nc.botMessages.length, before, 'nothing before 3 s');
+    clock = 3100;
+    await s.tick();
+    assert.equal(nc.botMessages.at(-1)!.message, 'This is the first sentence of a slow answer, long enough to pass the threshold.');
+    assert.equal(nc.botMessages.at(-1)!.replyTo, m.id);
+    await s.push(' here.');
+    await s.finish();
+    assert.equal(nc.botMessages.at(-1)!.message, 'And a second sentence starts here.');
+    assert.equal(nc.botMessages.at(-1)!.replyTo, null);
+    const rows = await log.list(2);
+    assert.ok(rows.every((r) => r.posted), 'every chunk is marked posted');
+  });
+
+  it('neutralises links and mentions before each flush (S8)', async () => {
+    const m = nc.postMessage(token, { actorType: 'users', actorId: 'alice' }, 'question');
+    const s = stream(3, false, m.id);
+    await s.push(`See https://evil.example/steal?d=x and ${nc.url}/f/12 and ping @all.\n\n`);
+    await s.finish();
+    const text = nc.botMessages.at(-1)!.message;
+    assert.doesNotMatch(text, /https:\/\/evil\.example/);
+    assert.match(text, new RegExp(`${nc.url.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}/f/12`));
+    assert.doesNotMatch(text, /(^|\s)@all/);
+  });
+});
