@@ -144,7 +144,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     now,
     options: { maxAgeMs: options.maxEventAgeMs ?? 10 * 60_000, linkAllowList: () => [], referenceSalt },
   });
-  const worker = new InboxWorker({ inbox, processor, logger, options: options.worker });
+  const worker = new InboxWorker({ inbox, processor, logger, options: { concurrency: config.workerConcurrency, ...options.worker } });
 
   const reporter = new StatusReporter(nextcloud);
   const init = new InitRunner(

@@ -20,6 +20,8 @@ export interface AppConfig {
   vaultKeyFile: string | null;
   vaultKey: string | null;
   logLevel: string;
+  /** Talk events processed at once (rooms in parallel). */
+  workerConcurrency: number;
 }
 
 const nonEmpty = (name: string) => z.string({ error: `${name} is required` }).trim().min(1, `${name} is required`);
@@ -42,6 +44,12 @@ const schema = z.object({
   EDUCAI_VAULT_KEY_FILE: z.string().trim().optional(),
   EDUCAI_VAULT_KEY: z.string().trim().optional(),
   LOG_LEVEL: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+  EDUCAI_WORKER_CONCURRENCY: z.coerce
+    .number({ error: 'EDUCAI_WORKER_CONCURRENCY must be a number' })
+    .int('EDUCAI_WORKER_CONCURRENCY must be an integer')
+    .min(1, 'EDUCAI_WORKER_CONCURRENCY must be between 1 and 4096')
+    .max(4096, 'EDUCAI_WORKER_CONCURRENCY must be between 1 and 4096')
+    .default(32),
 });
 
 /** AppAPI may hand us `https://host/index.php/`; every API lives beside index.php, not below it. */
@@ -98,5 +106,6 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     vaultKeyFile: e.EDUCAI_VAULT_KEY_FILE || null,
     vaultKey: e.EDUCAI_VAULT_KEY || null,
     logLevel: e.LOG_LEVEL,
+    workerConcurrency: e.EDUCAI_WORKER_CONCURRENCY,
   };
 }

@@ -64,6 +64,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     vaultKeyFile: null,
     vaultKey: null,
     logLevel: 'debug',
+    workerConcurrency: 8,
     ...options.config,
   };
   let application: Application;

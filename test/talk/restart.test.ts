@@ -1,57 +1,13 @@
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { BotStore } from '../../lib/bots/bot-store.ts';
 import { openDatabase } from '../../lib/storage/database.ts';
 import { FakeOpenAI } from '../fakes/openai/fake-openai.ts';
 import { FakeNextcloud } from '../fakes/nextcloud/server.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.ts';
+import { ExAppProcess, freePort } from '../helpers/exapp-process.ts';
 import { TEST_SECRET, waitFor } from '../helpers/harness.ts';
 import { LLM_KEY } from '../helpers/talk-scenario.ts';
-
-const root = new URL('../..', import.meta.url).pathname;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** The ExApp as its own process, so that a crash is a real SIGKILL. */
-class ExAppProcess {
-  child: ChildProcess | null = null;
-  readonly url: string;
-  readonly #env: Record<string, string>;
-
-  constructor(port: number, env: Record<string, string>) {
-    this.url = `http://127.0.0.1:${port}`;
-    this.#env = { PATH: process.env.PATH ?? '', APP_PORT: String(port), ...env };
-  }
-
-  async start(): Promise<void> {
-    this.child = spawn(process.execPath, ['lib/main.ts'], { cwd: root, env: this.#env, stdio: ['ignore', 'ignore', 'inherit'] });
-    await waitFor(async () => {
-      try {
-        return (await fetch(`${this.url}/heartbeat`)).ok;
-      } catch {
-        return false;
-      }
-    }, 'the ExApp to start', 20_000);
-  }
-
-  kill(): Promise<void> {
-    const child = this.child;
-    if (!child || child.exitCode !== null) return Promise.resolve();
-    return new Promise((resolve) => {
-      child.once('exit', () => resolve());
-      child.kill('SIGKILL');
-    });
-  }
-}
 
 for (const dialect of DIALECTS) {
   describe(`kill and restart on ${dialect}`, () => {
@@ -85,7 +41,6 @@ for (const dialect of DIALECTS) {
         APP_ID: 'educai',
         APP_SECRET: TEST_SECRET,
         APP_VERSION: '0.1.0',
-        APP_HOST: '127.0.0.1',
         NEXTCLOUD_URL: nc.url,
         APP_PERSISTENT_STORAGE: tdb.dataDir,
         LOG_LEVEL: 'warn',

@@ -1,0 +1,46 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { waitFor } from './harness.ts';
+
+const root = new URL('../..', import.meta.url).pathname;
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const srv = createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** The ExApp as its own process (`node lib/main.ts`), so a crash is a real SIGKILL and load is measured apart. */
+export class ExAppProcess {
+  child: ChildProcess | null = null;
+  readonly url: string;
+  readonly #env: Record<string, string>;
+
+  constructor(port: number, env: Record<string, string>) {
+    this.url = `http://127.0.0.1:${port}`;
+    this.#env = { PATH: process.env.PATH ?? '', APP_PORT: String(port), APP_HOST: '127.0.0.1', ...env };
+  }
+
+  async start(): Promise<void> {
+    this.child = spawn(process.execPath, ['lib/main.ts'], { cwd: root, env: this.#env, stdio: ['ignore', 'ignore', 'inherit'] });
+    await waitFor(async () => {
+      try {
+        return (await fetch(`${this.url}/heartbeat`)).ok;
+      } catch {
+        return false;
+      }
+    }, 'the ExApp to start', 20_000);
+  }
+
+  kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {
+    const child = this.child;
+    if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    return new Promise((resolve) => {
+      child.once('exit', () => resolve());
+      child.kill(signal);
+    });
+  }
+}
