@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
@@ -28,7 +28,11 @@ export interface OpenOptions {
  * That keeps a webhook insert in the microseconds (issue: ack p99 ≤ 5 ms).
  */
 function openSqlite(path: string): DatabaseHandle {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') {
+    mkdirSync(dirname(path), { recursive: true });
+    // Conversations and encrypted secrets live here: owner-only, and SQLite gives -wal/-shm the same mode.
+    closeSync(openSync(path, 'a', 0o600));
+  }
   const sqlite = new BetterSqlite3(path);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
