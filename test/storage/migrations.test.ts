@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { migrateToLatest } from '../../lib/storage/migrate.ts';
@@ -24,6 +26,7 @@ for (const dialect of DIALECTS) {
         const tableNames = tables.map((t) => t.name);
         assert.ok(tableNames.includes('settings'));
         assert.ok(tableNames.includes('secrets'));
+        if (dialect === 'sqlite') assert.equal(statSync(join(tdb.dataDir, 'educai.sqlite')).mode & 0o777, 0o600, 'owner-only database file');
       } finally {
         await tdb.drop();
       }
