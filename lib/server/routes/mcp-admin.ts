@@ -1,0 +1,346 @@
+import express, { Router, type Request } from 'express';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { AdminCheck } from '../../appapi/admin-check.ts';
+import type { Logger } from '../../log/logger.ts';
+import { McpConnection, McpUnreachableError, type FetchLike } from '../../mcp/mcp-connection.ts';
+import { McpApprovalConflictError, type McpProvider, type McpProviderManager } from '../../mcp/mcp-provider.ts';
+import {
+  McpServerValidationError,
+  toPublic,
+  type McpServer,
+  type McpServerInput,
+  type McpServerKind,
+  type McpServerPublic,
+  type McpServerStore,
+  type McpToolPolicyName,
+} from '../../mcp/mcp-server-store.ts';
+import { isPlainObject } from '../../tools/json-schema.ts';
+import { TOOL_NAME_PATTERN } from '../../tools/tool-provider.ts';
+import { HttpError } from '../http-error.ts';
+import { apiHeaders, csrfGuard, requireAdmin } from '../middleware/access.ts';
+
+export interface McpAdminDeps {
+  store: McpServerStore;
+  manager: McpProviderManager;
+  adminCheck: AdminCheck;
+  logger: Logger;
+  /** The fetch a test connection goes through (the egress module's); defaults to the global fetch. */
+  fetch?: FetchLike;
+  /** Connect and list timeout of a test connection (default 15 s). */
+  testTimeoutMs?: number;
+}
+
+/** What went wrong when reaching a server: a status, never a response body or header value (S18). */
+export interface ConnectionProblem {
+  status: 'unreachable' | 'unauthorized' | 'http_error' | 'timeout' | 'protocol_error' | 'credentials_unreadable' | 'failed';
+  httpStatus?: number;
+}
+
+export interface McpServerView extends McpServerPublic {
+  /** Tools pinned by the last approval. */
+  approvedTools: string[];
+  connection: {
+    reachable: boolean | null;
+    lastError: ConnectionProblem | null;
+    /** Listed tools that are new or changed since approval; they stay off until approved. */
+    pendingApproval: string[];
+    currentToolsHash: string | null;
+  };
+}
+
+const BASE = '/api/v1/admin/mcp-servers';
+const CREATE_FIELDS = new Set(['name', 'url', 'kind', 'enabled', 'headers', 'toolPolicies']);
+const POLICIES = ['read', 'write', 'destructive', 'off'] as const;
+const ID_PATTERN = /^[A-Za-z0-9-]{1,64}$/;
+
+/** A connection's last error as our own describeError wrote it ("HTTP 404", "MCP error -32001", ...). */
+function problemFromDescription(text: string | null): ConnectionProblem {
+  const http = text === null ? null : /^HTTP (\d{3})$/.exec(text);
+  if (http) {
+    const httpStatus = Number(http[1]);
+    return { status: httpStatus === 401 || httpStatus === 403 ? 'unauthorized' : 'http_error', httpStatus };
+  }
+  if (text === `MCP error ${ErrorCode.RequestTimeout}`) return { status: 'timeout' };
+  if (text !== null && /^MCP error -?\d+$/.test(text)) return { status: 'protocol_error' };
+  return { status: 'unreachable' };
+}
+
+/** Classifies by type and status code only: the messages of SDK errors may quote the server's body. */
+export function connectionProblem(error: unknown, lastError: string | null): ConnectionProblem {
+  if (error instanceof StreamableHTTPError) {
+    const code = typeof error.code === 'number' && error.code >= 100 ? error.code : null;
+    if (code === null) return { status: 'unreachable' };
+    return { status: code === 401 || code === 403 ? 'unauthorized' : 'http_error', httpStatus: code };
+  }
+  if (error instanceof McpUnreachableError) return problemFromDescription(lastError);
+  if (error instanceof McpError) return error.code === ErrorCode.RequestTimeout ? { status: 'timeout' } : { status: 'protocol_error' };
+  if (error instanceof Error && error.name === 'HeaderLoadError') return { status: 'credentials_unreadable' };
+  return { status: 'failed' };
+}
+
+function problemText(problem: ConnectionProblem): string {
+  switch (problem.status) {
+    case 'unauthorized':
+      return `The tool server refused the credentials (HTTP ${problem.httpStatus ?? 401})`;
+    case 'http_error':
+      return `The tool server answered with HTTP ${problem.httpStatus ?? 'error'}`;
+    case 'timeout':
+      return 'The tool server did not answer in time';
+    case 'protocol_error':
+      return 'The tool server does not speak MCP as expected';
+    case 'credentials_unreadable':
+      return 'The stored credentials of the tool server cannot be read';
+    case 'unreachable':
+      return 'The tool server is not reachable';
+    default:
+      return 'Contacting the tool server failed';
+  }
+}
+
+function view(server: McpServer, provider: McpProvider | undefined): McpServerView {
+  const status = provider?.status();
+  return {
+    ...toPublic(server),
+    approvedTools: Object.keys(server.approvedTools).sort(),
+    connection: {
+      reachable: status?.reachable ?? null,
+      lastError: status?.lastError ? problemFromDescription(status.lastError) : null,
+      pendingApproval: status?.pendingApproval ?? [],
+      currentToolsHash: status?.currentToolsHash ?? null,
+    },
+  };
+}
+
+function invalid(fields: Record<string, string>): HttpError {
+  return new HttpError(400, 'invalid_server', `Invalid tool server: ${Object.keys(fields).join(', ')}`, fields);
+}
+
+function collect(issues: readonly z.core.$ZodIssue[], fields: Record<string, string>): void {
+  for (const issue of issues) {
+    if (issue.code === 'unrecognized_keys') {
+      for (const key of issue.keys) fields[[...issue.path.map(String), key].join('.')] ??= 'Unknown field';
+      continue;
+    }
+    const key = issue.path.length > 0 ? issue.path.map(String).join('.') : 'input';
+    fields[key] ??= issue.message;
+  }
+}
+
+function bodyObject(req: Request): Record<string, unknown> {
+  const body: unknown = req.body;
+  if (!isPlainObject(body)) throw invalid({ input: 'The body must be a JSON object' });
+  const unknown = Object.keys(body).filter((k) => !CREATE_FIELDS.has(k));
+  if (unknown.length > 0) throw invalid(Object.fromEntries(unknown.map((k) => [k, 'Unknown field'])));
+  return body;
+}
+
+function idOf(req: Request): string {
+  const id = req.params['id'];
+  if (typeof id !== 'string' || !ID_PATTERN.test(id)) throw new HttpError(404, 'not_found', 'No such tool server');
+  return id;
+}
+
+const policyValue = z.preprocess(
+  (v) => (isPlainObject(v) && Object.keys(v).length === 1 && 'policy' in v ? v['policy'] : v),
+  z.enum(POLICIES, { error: 'Use read, write, destructive or off' }),
+);
+
+const approveSchema = z
+  .object({
+    hash: z.string({ error: 'Enter the hash of the reviewed tool list' }).regex(/^[a-f0-9]{64}$/, 'Not a tool list hash'),
+    policies: z.record(z.string().regex(TOOL_NAME_PATTERN, 'Not a valid tool name'), policyValue).default({}),
+  })
+  .strict();
+
+/**
+ * Admin API of MCP servers and companion providers. Header values and companion
+ * keys are write-only (a companion key is shown once, on create and on rotate);
+ * tests and failures report a status, never a body or header value (S18).
+ * Tools stay off until the admin approves the reviewed list with a policy per tool (S17).
+ */
+export function mcpAdminRoutes(deps: McpAdminDeps): Router {
+  const router = Router();
+  const admin = [apiHeaders(), csrfGuard(), requireAdmin(deps.adminCheck, deps.logger)];
+  const json = express.json({ limit: '64kb' });
+
+  async function load(id: string): Promise<McpServer> {
+    const server = await deps.store.get(id);
+    if (!server) throw new HttpError(404, 'not_found', 'No such tool server');
+    return server;
+  }
+
+  async function providerFor(id: string): Promise<McpProvider> {
+    await load(id);
+    let provider = deps.manager.provider(id);
+    if (!provider) {
+      await deps.manager.sync();
+      provider = deps.manager.provider(id);
+    }
+    if (!provider) throw new HttpError(404, 'not_found', 'No such tool server');
+    return provider;
+  }
+
+  function unreachable(error: unknown, provider: McpProvider): HttpError {
+    const problem = connectionProblem(error, provider.connection.status().lastError);
+    deps.logger.warn({ server: provider.serverId, ...problem }, 'MCP server could not be listed for review');
+    return new HttpError(502, 'mcp_unreachable', problemText(problem), problem);
+  }
+
+  async function update(id: string, patch: Record<string, unknown>): Promise<McpServer> {
+    let server: McpServer | null;
+    try {
+      server = await deps.store.update(id, patch);
+    } catch (error) {
+      if (error instanceof McpServerValidationError) throw invalid(error.fields);
+      throw error;
+    }
+    if (!server) throw new HttpError(404, 'not_found', 'No such tool server');
+    await deps.manager.sync();
+    return server;
+  }
+
+  router.get(BASE, ...admin, async (req, res) => {
+    const kind = req.query['kind'];
+    if (kind !== undefined && kind !== 'mcp' && kind !== 'companion') throw invalid({ kind: 'Use mcp or companion' });
+    const servers = (await deps.store.list()).filter((s) => kind === undefined || s.kind === (kind as McpServerKind));
+    res.json({ servers: servers.map((s) => view(s, deps.manager.provider(s.id))) });
+  });
+
+  router.post(BASE, ...admin, json, async (req, res) => {
+    const body = bodyObject(req);
+    let created: Awaited<ReturnType<McpServerStore['create']>>;
+    try {
+      created = await deps.store.create(body as unknown as McpServerInput);
+    } catch (error) {
+      if (error instanceof McpServerValidationError) throw invalid(error.fields);
+      throw error;
+    }
+    await deps.manager.sync();
+    // Names only: header values and the key never reach the log.
+    deps.logger.info({ server: created.server.id, kind: created.server.kind, headers: created.server.headerNames }, 'tool server registered');
+    res.status(201).json({
+      server: view(created.server, deps.manager.provider(created.server.id)),
+      ...(created.contextKey === null ? {} : { contextKey: created.contextKey }),
+    });
+  });
+
+  router.get(`${BASE}/:id`, ...admin, async (req, res) => {
+    const server = await load(idOf(req));
+    res.json({ server: view(server, deps.manager.provider(server.id)) });
+  });
+
+  router.put(`${BASE}/:id`, ...admin, json, async (req, res) => {
+    const id = idOf(req);
+    const body = bodyObject(req);
+    const server = await update(id, body);
+    deps.logger.info({ server: id, fields: Object.keys(body) }, 'tool server updated');
+    res.json({ server: view(server, deps.manager.provider(id)) });
+  });
+
+  router.delete(`${BASE}/:id`, ...admin, async (req, res) => {
+    const id = idOf(req);
+    await load(id);
+    await deps.store.delete(id);
+    await deps.manager.sync();
+    deps.logger.info({ server: id }, 'tool server removed');
+    res.json({ deleted: true });
+  });
+
+  for (const [action, enabled] of [['enable', true], ['disable', false]] as const) {
+    router.post(`${BASE}/:id/${action}`, ...admin, async (req, res) => {
+      const id = idOf(req);
+      const server = await update(id, { enabled });
+      deps.logger.info({ server: id, enabled }, 'tool server switched');
+      res.json({ server: view(server, deps.manager.provider(id)) });
+    });
+  }
+
+  router.post(`${BASE}/:id/rotate-key`, ...admin, async (req, res) => {
+    const id = idOf(req);
+    const server = await load(id);
+    if (server.kind !== 'companion') throw new HttpError(409, 'not_companion', 'Only companion providers have a context key');
+    const contextKey = await deps.store.rotateContextKey(id);
+    if (contextKey === null) throw new HttpError(404, 'not_found', 'No such tool server');
+    deps.logger.info({ server: id }, 'companion context key rotated');
+    res.json({ contextKey });
+  });
+
+  // A fresh session with the stored settings: a cached or backed-off connection would hide a fix.
+  router.post(`${BASE}/:id/test`, ...admin, async (req, res) => {
+    const server = await load(idOf(req));
+    const timeout = deps.testTimeoutMs ?? 15_000;
+    const connection = new McpConnection({
+      name: server.name,
+      url: server.url,
+      getHeaders: () => deps.store.headers(server.id),
+      ...(deps.fetch ? { fetch: deps.fetch } : {}),
+      connectTimeoutMs: timeout,
+      callTimeoutMs: timeout,
+      retryBackoffMs: 0,
+    });
+    let result: { ok: true; status: 'ok'; toolCount: number } | ({ ok: false } & ConnectionProblem);
+    try {
+      const tools = await connection.listTools({ force: true });
+      result = { ok: true, status: 'ok', toolCount: tools.length };
+    } catch (error) {
+      result = { ok: false, ...connectionProblem(error, connection.status().lastError) };
+    } finally {
+      await connection.close().catch(() => undefined);
+    }
+    deps.logger.info({ server: server.id, ok: result.ok, status: result.status, ...('httpStatus' in result ? { httpStatus: result.httpStatus } : {}) }, 'tool server tested');
+    res.json(result);
+  });
+
+  router.get(`${BASE}/:id/review`, ...admin, async (req, res) => {
+    const provider = await providerFor(idOf(req));
+    let review: Awaited<ReturnType<McpProvider['review']>>;
+    try {
+      review = await provider.review();
+    } catch (error) {
+      throw unreachable(error, provider);
+    }
+    res.json({
+      review: {
+        ...review,
+        pending: review.tools.filter((t) => t.status !== 'approved').map((t) => t.name),
+      },
+    });
+  });
+
+  router.post(`${BASE}/:id/approve`, ...admin, json, async (req, res) => {
+    const id = idOf(req);
+    const parsed = approveSchema.safeParse(req.body);
+    if (!parsed.success) {
+      const fields: Record<string, string> = {};
+      collect(parsed.error.issues, fields);
+      throw invalid(fields);
+    }
+    const { hash } = parsed.data;
+    const policies = parsed.data.policies as Record<string, McpToolPolicyName>;
+    const provider = await providerFor(id);
+    let review: Awaited<ReturnType<McpProvider['review']>>;
+    try {
+      review = await provider.review();
+    } catch (error) {
+      throw unreachable(error, provider);
+    }
+    if (review.hash !== hash) throw new HttpError(409, 'stale_review', 'The tool list changed since it was reviewed; review it again');
+    const listed = new Set(review.tools.map((t) => t.name));
+    const strays = Object.keys(policies).filter((n) => !listed.has(n));
+    if (strays.length > 0) throw invalid(Object.fromEntries(strays.map((n) => [`policies.${n}`, 'Not in the reviewed tool list'])));
+    let server: McpServer;
+    try {
+      server = await provider.approve(hash, policies);
+    } catch (error) {
+      if (error instanceof McpApprovalConflictError) throw new HttpError(409, 'stale_review', 'The tool list changed since it was reviewed; review it again');
+      throw unreachable(error, provider);
+    }
+    await deps.manager.sync();
+    deps.logger.info({ server: id, tools: Object.keys(server.approvedTools).length, hash }, 'tool server approved');
+    res.json({ server: view(server, deps.manager.provider(id)) });
+  });
+
+  return router;
+}
