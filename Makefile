@@ -31,6 +31,7 @@ typecheck: deps
 	npx tsc -p tsconfig.json --noEmit
 
 test: deps
+	@scripts/ensure-radicale.sh
 	@export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh)}"; \
 	npx tsc -p tsconfig.json --noEmit && \
 	node --test --test-concurrency=2 --test-timeout=180000 --test-force-exit --test-reporter=spec 'test/**/*.test.ts'

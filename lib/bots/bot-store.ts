@@ -4,6 +4,17 @@ import type { Kysely, Selectable } from 'kysely';
 import { z } from 'zod';
 import { validateQuestionTree, type QuestionTree } from '../router/onboarding.ts';
 import type { BotsTable, Database } from '../storage/schema.ts';
+import type { ApprovalStatus, TeamMembers, Visibility } from './governance-tables.ts';
+
+export type { ApprovalStatus, TeamMembers, Visibility };
+
+/** What a bot's owner tells reviewers when submitting it (upstream's four questions). */
+export interface Questionnaire {
+  reason: string;
+  capabilities: string;
+  knowledgeDescription: string;
+  testingNotes: string;
+}
 
 export interface Bot {
   id: string;
@@ -18,9 +29,52 @@ export interface Bot {
   temperature: number | null;
   active: boolean;
   onboardingQuestions: QuestionTree | null;
+  visibility: Visibility;
+  allowedGroups: string[];
+  allowedTeams: string[];
+  knowledgeEnabled: boolean;
+  /** Guests and federated users may use it (global bots only, S4). */
+  guestsAllowed: boolean;
+  approvalStatus: ApprovalStatus;
+  teamMembers: TeamMembers;
+  approvedVersionId: number | null;
+  pendingVersionId: number | null;
+  submittedAt: number | null;
+  approvedBy: string | null;
+  approvedAt: number | null;
+  rejectionReason: string | null;
+  testerUid: string | null;
+  questionnaire: Questionnaire | null;
   createdAt: number;
   updatedAt: number;
 }
+
+/** Review state, written only by the governance service. */
+export interface BotState {
+  approvalStatus: ApprovalStatus;
+  teamMembers: TeamMembers;
+  approvedVersionId: number | null;
+  pendingVersionId: number | null;
+  submittedAt: number | null;
+  approvedBy: string | null;
+  approvedAt: number | null;
+  rejectionReason: string | null;
+  testerUid: string | null;
+  questionnaire: Questionnaire | null;
+}
+
+const INITIAL_STATE: BotState = {
+  approvalStatus: 'personal',
+  teamMembers: 'direct',
+  approvedVersionId: null,
+  pendingVersionId: null,
+  submittedAt: null,
+  approvedBy: null,
+  approvedAt: null,
+  rejectionReason: null,
+  testerUid: null,
+  questionnaire: null,
+};
 
 export interface BotInput {
   displayName: string;
@@ -32,6 +86,11 @@ export interface BotInput {
   temperature?: number | null;
   active?: boolean;
   onboardingQuestions?: QuestionTree | null;
+  visibility?: Visibility;
+  allowedGroups?: string[];
+  allowedTeams?: string[];
+  knowledgeEnabled?: boolean;
+  guestsAllowed?: boolean;
 }
 
 export type BotPatch = Partial<BotInput>;
@@ -48,7 +107,18 @@ export class BotValidationError extends Error {
 }
 
 export const MENTION_PATTERN = /^[a-z0-9_-]{1,100}$/;
-const MENTION_TAKEN = 'This mention is already used by another bot';
+export const MENTION_TAKEN = 'This mention is already used by another bot';
+/** Words Talk gives a meaning of its own after '@' (or that read like one); a bot cannot take them. */
+export const RESERVED_MENTIONS: ReadonlySet<string> = new Set([
+  'all', 'here', 'everyone', 'everybody', 'channel', 'room', 'call', 'user', 'users', 'guest', 'guests',
+  'group', 'groups', 'team', 'teams', 'circle', 'circles', 'email', 'emails', 'federated_user', 'federated_users',
+  'bot', 'bots', 'system', 'deleted_users', 'talk_bot',
+]);
+export const MENTION_RESERVED = 'This word is reserved by Talk; choose another mention';
+/** Team (circle) ids are 31 random letters and digits (S2). */
+export const TEAM_ID_PATTERN = /^[A-Za-z0-9]{31}$/;
+// Group ids are free text in Nextcloud; control characters and slashes never belong in one.
+const GROUP_ID_PATTERN = /^[^\u0000-\u001f\u007f/\\]{1,255}$/;
 
 /** Lowercases and strips one leading '@'. */
 export function normalizeMention(mention: string): string {
@@ -56,7 +126,8 @@ export function normalizeMention(mention: string): string {
   return t.startsWith('@') ? t.slice(1) : t;
 }
 
-const fieldSchemas = {
+/** One schema per stored field; the API composes its request bodies from them. */
+export const BOT_FIELD_SCHEMAS = {
   displayName: z
     .string({ error: 'Must be a text' })
     .trim()
@@ -65,7 +136,7 @@ const fieldSchemas = {
   mention: z
     .string({ error: 'Must be a text' })
     .transform(normalizeMention)
-    .pipe(z.string().regex(MENTION_PATTERN, 'Use 1 to 100 letters, digits, "_" or "-"')),
+    .pipe(z.string().regex(MENTION_PATTERN, 'Use 1 to 100 letters, digits, "_" or "-"').refine((m) => !RESERVED_MENTIONS.has(m), MENTION_RESERVED)),
   description: z.string({ error: 'Must be a text' }).max(2000, 'At most 2000 characters'),
   systemPrompt: z.string({ error: 'Must be a text' }).max(20000, 'At most 20000 characters'),
   model: z
@@ -81,7 +152,24 @@ const fieldSchemas = {
     .nullable()
     .transform((v) => (v === null ? null : roundTemperature(v))),
   active: z.boolean({ error: 'Must be true or false' }),
+  visibility: z.enum(['personal', 'groups', 'teams', 'global'], { error: 'Must be personal, groups, teams or global' }),
+  allowedGroups: z
+    .array(z.string({ error: 'Must be a group id' }).regex(GROUP_ID_PATTERN, 'Not a valid group id'), { error: 'Must be a list of group ids' })
+    .max(100, 'At most 100 groups')
+    .transform(unique),
+  allowedTeams: z
+    .array(z.string({ error: 'Must be a team id' }).regex(TEAM_ID_PATTERN, 'Not a valid team id'), { error: 'Must be a list of team ids' })
+    .max(100, 'At most 100 teams')
+    .transform(unique),
+  knowledgeEnabled: z.boolean({ error: 'Must be true or false' }),
+  guestsAllowed: z.boolean({ error: 'Must be true or false' }),
 };
+
+const fieldSchemas = BOT_FIELD_SCHEMAS;
+
+function unique(list: string[]): string[] {
+  return [...new Set(list)];
+}
 
 const createSchema = z.object({
   ...fieldSchemas,
@@ -90,6 +178,11 @@ const createSchema = z.object({
   model: fieldSchemas.model.default(null),
   temperature: fieldSchemas.temperature.default(null),
   active: fieldSchemas.active.default(true),
+  visibility: fieldSchemas.visibility.default('personal'),
+  allowedGroups: fieldSchemas.allowedGroups.default([]),
+  allowedTeams: fieldSchemas.allowedTeams.default([]),
+  knowledgeEnabled: fieldSchemas.knowledgeEnabled.default(false),
+  guestsAllowed: fieldSchemas.guestsAllowed.default(false),
 });
 const patchSchema = z.object(fieldSchemas).partial();
 
@@ -141,6 +234,46 @@ function parseTree(text: string | null): QuestionTree | null {
   }
 }
 
+function parseList(text: string): string[] {
+  try {
+    const value: unknown = JSON.parse(text);
+    return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
+function parseQuestionnaire(text: string | null): Questionnaire | null {
+  if (text === null) return null;
+  try {
+    const v = JSON.parse(text) as Partial<Questionnaire> | null;
+    if (!isObject(v)) return null;
+    const s = (x: unknown) => (typeof x === 'string' ? x : '');
+    return { reason: s(v.reason), capabilities: s(v.capabilities), knowledgeDescription: s(v.knowledgeDescription), testingNotes: s(v.testingNotes) };
+  } catch {
+    return null;
+  }
+}
+
+function nullableNumber(v: number | null): number | null {
+  return v === null ? null : Number(v);
+}
+
+function stateColumns(state: Partial<BotState>): Partial<Selectable<BotsTable>> {
+  const set: Partial<Selectable<BotsTable>> = {};
+  if (state.approvalStatus !== undefined) set.approval_status = state.approvalStatus;
+  if (state.teamMembers !== undefined) set.team_members = state.teamMembers;
+  if (state.approvedVersionId !== undefined) set.approved_version_id = state.approvedVersionId;
+  if (state.pendingVersionId !== undefined) set.pending_version_id = state.pendingVersionId;
+  if (state.submittedAt !== undefined) set.submitted_at = state.submittedAt;
+  if (state.approvedBy !== undefined) set.approved_by = state.approvedBy;
+  if (state.approvedAt !== undefined) set.approved_at = state.approvedAt;
+  if (state.rejectionReason !== undefined) set.rejection_reason = state.rejectionReason;
+  if (state.testerUid !== undefined) set.tester_uid = state.testerUid;
+  if (state.questionnaire !== undefined) set.questionnaire = state.questionnaire === null ? null : JSON.stringify(state.questionnaire);
+  return set;
+}
+
 function toBot(row: Selectable<BotsTable>): Bot {
   return {
     id: row.id,
@@ -154,6 +287,21 @@ function toBot(row: Selectable<BotsTable>): Bot {
     temperature: row.temperature === null ? null : roundTemperature(Number(row.temperature)),
     active: Number(row.active) === 1,
     onboardingQuestions: parseTree(row.onboarding_questions),
+    visibility: row.visibility,
+    allowedGroups: parseList(row.allowed_groups),
+    allowedTeams: parseList(row.allowed_teams),
+    knowledgeEnabled: Number(row.knowledge_enabled) === 1,
+    guestsAllowed: Number(row.guests_allowed) === 1,
+    approvalStatus: row.approval_status,
+    teamMembers: row.team_members === 'all' ? 'all' : 'direct',
+    approvedVersionId: nullableNumber(row.approved_version_id),
+    pendingVersionId: nullableNumber(row.pending_version_id),
+    submittedAt: nullableNumber(row.submitted_at),
+    approvedBy: row.approved_by,
+    approvedAt: nullableNumber(row.approved_at),
+    rejectionReason: row.rejection_reason,
+    testerUid: row.tester_uid,
+    questionnaire: parseQuestionnaire(row.questionnaire),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -168,7 +316,8 @@ export class BotStore {
     this.#now = now;
   }
 
-  async create(input: BotInput, ownerUid: string): Promise<Bot> {
+  /** `state` is for the governance service; without it a bot starts personal. */
+  async create(input: BotInput, ownerUid: string, state: Partial<BotState> = {}): Promise<Bot> {
     const fields: Record<string, string> = {};
     if (!isObject(input)) throw new BotValidationError({ input: 'Must be an object' });
     if (typeof ownerUid !== 'string' || ownerUid === '' || ownerUid.length > 64) fields.ownerUid = 'Must be a user id of 1 to 64 characters';
@@ -182,6 +331,7 @@ export class BotStore {
 
     const now = this.#now();
     const v = parsed.data;
+    const st = { ...INITIAL_STATE, ...state };
     const row: Selectable<BotsTable> = {
       id: randomUUID(),
       owner_uid: ownerUid,
@@ -193,6 +343,21 @@ export class BotStore {
       temperature: v.temperature,
       active: v.active ? 1 : 0,
       onboarding_questions: questions === null ? null : JSON.stringify(questions),
+      visibility: v.visibility,
+      allowed_groups: JSON.stringify(v.allowedGroups),
+      allowed_teams: JSON.stringify(v.allowedTeams),
+      knowledge_enabled: v.knowledgeEnabled ? 1 : 0,
+      guests_allowed: v.guestsAllowed ? 1 : 0,
+      approval_status: st.approvalStatus,
+      team_members: st.teamMembers,
+      approved_version_id: st.approvedVersionId,
+      pending_version_id: st.pendingVersionId,
+      submitted_at: st.submittedAt,
+      approved_by: st.approvedBy,
+      approved_at: st.approvedAt,
+      rejection_reason: st.rejectionReason,
+      tester_uid: st.testerUid,
+      questionnaire: st.questionnaire === null ? null : JSON.stringify(st.questionnaire),
       created_at: now,
       updated_at: now,
     };
@@ -257,6 +422,11 @@ export class BotStore {
     if (v.model !== undefined) set.model = v.model;
     if (v.temperature !== undefined) set.temperature = v.temperature;
     if (v.active !== undefined) set.active = v.active ? 1 : 0;
+    if (v.visibility !== undefined) set.visibility = v.visibility;
+    if (v.allowedGroups !== undefined) set.allowed_groups = JSON.stringify(v.allowedGroups);
+    if (v.allowedTeams !== undefined) set.allowed_teams = JSON.stringify(v.allowedTeams);
+    if (v.knowledgeEnabled !== undefined) set.knowledge_enabled = v.knowledgeEnabled ? 1 : 0;
+    if (v.guestsAllowed !== undefined) set.guests_allowed = v.guestsAllowed ? 1 : 0;
     if (questions !== undefined) set.onboarding_questions = questions === null ? null : JSON.stringify(questions);
     try {
       await this.#db.updateTable('bots').set(set).where('id', '=', id).execute();
@@ -275,6 +445,28 @@ export class BotStore {
       const result = await trx.deleteFrom('bots').where('id', '=', id).executeTakeFirst();
       return Number(result.numDeletedRows) > 0;
     });
+  }
+
+  /** Sets review state; does not touch `updatedAt` (the configuration did not change). */
+  async setState(id: string, state: Partial<BotState>): Promise<Bot | null> {
+    const set = stateColumns(state);
+    if (Object.keys(set).length > 0) await this.#db.updateTable('bots').set(set).where('id', '=', id).execute();
+    return this.get(id);
+  }
+
+  async listAll(): Promise<Bot[]> {
+    const rows = await this.#db.selectFrom('bots').selectAll().orderBy('mention').execute();
+    return rows.map(toBot);
+  }
+
+  async listByStatus(status: ApprovalStatus): Promise<Bot[]> {
+    const rows = await this.#db.selectFrom('bots').selectAll().where('approval_status', '=', status).orderBy('submitted_at').orderBy('mention').execute();
+    return rows.map(toBot);
+  }
+
+  /** Whether another bot holds the mention (normalised). */
+  async mentionTaken(mention: string, exceptId: string | null = null): Promise<boolean> {
+    return this.#mentionTaken(normalizeMention(mention), exceptId);
   }
 
   /** mention → bot id of every active bot, for mention detection. */

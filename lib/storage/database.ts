@@ -52,7 +52,8 @@ function openPostgres(url: string, schema: string | undefined, poolSize: number)
     connectionString: url,
     max: poolSize,
     types,
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    // With a schema per tenant, catalog queries scan every schema; parallel workers there race with schemas being dropped.
+    ...(schema ? { options: `-c search_path=${schema} -c max_parallel_workers_per_gather=0` } : {}),
   });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };

@@ -13,8 +13,25 @@ export interface MigrationProgress {
   name: string;
 }
 
-/** Runs pending migrations one by one so init can report real progress. */
+/**
+ * On a PostgreSQL server shared by several schemas, Kysely's table listing can
+ * trip over another schema being dropped at that moment (SQLSTATE 3F000);
+ * that says nothing about ours, so the attempt is repeated.
+ */
 export async function migrateToLatest(handle: DatabaseHandle, onStep?: (p: MigrationProgress) => void | Promise<void>): Promise<string[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await migrateOnce(handle, onStep);
+    } catch (err) {
+      const foreignSchemaGone = /schema "[^"]+" does not exist/.test(err instanceof Error ? err.message : '') && attempt < 5;
+      if (!foreignSchemaGone || handle.dialect !== 'postgres') throw err;
+      await new Promise((r) => setTimeout(r, 50 * attempt));
+    }
+  }
+}
+
+/** Runs pending migrations one by one so init can report real progress. */
+async function migrateOnce(handle: DatabaseHandle, onStep?: (p: MigrationProgress) => void | Promise<void>): Promise<string[]> {
   // Kysely looks for its table in every schema unless told which; on a shared PostgreSQL server that is wrong.
   const schema = handle.dialect === 'postgres' ? (await sql<{ s: string }>`select current_schema() as s`.execute(handle.db)).rows[0]?.s : undefined;
   const migrator = new Migrator({

@@ -8,6 +8,9 @@ import type { RateLimitTables } from '../ratelimit/rate-limiter.ts';
 import type { RequestQueueTables } from '../ratelimit/request-queue.ts';
 import type { TraceTables } from '../traces/trace-store.ts';
 import type { ToolTables } from '../tools/tool-tables.ts';
+import type { BotGovernanceColumns, GovernanceTables } from '../bots/governance-tables.ts';
+import type { ConfirmationTables } from '../confirmations/confirmation-tables.ts';
+import type { KnowledgeTables } from '../knowledge/knowledge-tables.ts';
 
 export interface SettingsTable {
   key: string;
@@ -21,7 +24,7 @@ export interface SecretsTable {
   updated_at: number;
 }
 
-export interface BotsTable {
+export interface BotsTable extends BotGovernanceColumns {
   id: string;
   owner_uid: string;
   display_name: string;
@@ -116,7 +119,7 @@ export interface ConversationMessagesTable {
   created_at: number;
 }
 
-export interface Database extends RateLimitTables, RequestQueueTables, TraceTables, ToolTables {
+export interface Database extends RateLimitTables, RequestQueueTables, TraceTables, ToolTables, GovernanceTables, ConfirmationTables, KnowledgeTables {
   settings: SettingsTable;
   secrets: SecretsTable;
   bots: BotsTable;

@@ -3,6 +3,9 @@ import * as m0001 from './0001-foundation.ts';
 import * as m0002 from './0002-talk-pipeline.ts';
 import * as m0004 from './0004-tools.ts';
 import * as m0005 from './0005-ratelimits-traces.ts';
+import * as m0006 from './0006-governance.ts';
+import * as m0007 from './0007-confirmations.ts';
+import * as m0008 from './0008-knowledge.ts';
 
 /** Ordered migrations; names sort in the order they must run. Append only. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +13,7 @@ export const migrations: Record<string, Migration> = {
   '0002-talk-pipeline': m0002,
   '0004-tools': m0004,
   '0005-ratelimits-traces': m0005,
+  '0006-governance': m0006,
+  '0007-confirmations': m0007,
+  '0008-knowledge': m0008,
 };

@@ -23,6 +23,8 @@ import type {
   WebhookHandler,
 } from './talk.ts';
 import { DEFAULT_USERS, UserDirectory, userRoutes } from './users.ts';
+import { teamsGroupsRoutes } from './teams-groups.ts';
+import { FakeDav } from './dav.ts';
 import type { FakeUser } from './users.ts';
 
 export { FakeRoom, botSignature, sha1Hex, MAX_CHAT_LENGTH } from './talk.ts';
@@ -161,6 +163,7 @@ export class FakeNextcloud {
   readonly users: UserDirectory;
   readonly appApi: FakeAppApi;
   readonly talk: FakeTalk;
+  readonly dav: FakeDav;
 
   readonly #server: http.Server;
   readonly #secret: string;
@@ -181,10 +184,13 @@ export class FakeNextcloud {
     for (const u of opts.users ?? DEFAULT_USERS) this.users.add(u);
     this.talk = new FakeTalk(this.users, opts.appId, this.#now);
     this.appApi = new FakeAppApi(opts.appId, this.talk, this.users, this.#now);
+    this.dav = new FakeDav(this.users, this.#now, () => this.url);
     this.#routes = [
       ...this.appApi.routes(() => this.url),
+      ...teamsGroupsRoutes(this.users, this.talk, this.#now),
       ...userRoutes(this.users, () => this.#capabilitiesData()),
       ...this.talk.routes(),
+      ...this.dav.ocsRoutes(),
     ];
   }
 
@@ -414,6 +420,7 @@ export class FakeNextcloud {
     appApiValid: boolean,
     problems: string[],
   ): Promise<FakeReply> {
+    if (this.dav.handles(path)) return this.dav.handle(method, path, headers, rawBody, user);
     const version = ocsVersionOf(path);
     if (version === null) {
       return { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `not served by the fake Nextcloud: ${path}` };

@@ -1,0 +1,53 @@
+// A shared bot's own Talk bot (its name on replies instead of "Talk AI"), for approved global bots only (S14).
+import type { Kysely } from 'kysely';
+import type { Database } from '../storage/schema.ts';
+import type { TalkIdentities } from '../talk/talk-identities.ts';
+import { isPublished } from './bot-access.ts';
+import type { Bot } from './bot-store.ts';
+import { GovernanceError, type DedicatedTalkBots } from './governance.ts';
+
+/** Talk rejects bot names longer than 64 characters. */
+export const MAX_TALK_BOT_NAME = 64;
+
+export function dedicatedRoute(botId: string): string {
+  return `talk_bot_${botId}`;
+}
+
+export function dedicatedDescription(bot: Pick<Bot, 'mention'>): string {
+  return `Talk AI bot @${bot.mention}`;
+}
+
+export class DedicatedTalkBotService implements DedicatedTalkBots {
+  readonly #db: Kysely<Database>;
+  readonly #identities: TalkIdentities;
+
+  constructor(deps: { db: Kysely<Database>; identities: TalkIdentities }) {
+    this.#db = deps.db;
+    this.#identities = deps.identities;
+  }
+
+  async current(botId: string): Promise<{ route: string; name: string } | null> {
+    const row = await this.#db.selectFrom('talk_identities').select(['route', 'talk_name']).where('bot_id', '=', botId).executeTakeFirst();
+    return row ? { route: row.route, name: row.talk_name } : null;
+  }
+
+  /** Registers through AppAPI (idempotent); refused unless the bot is approved for everyone. */
+  async register(bot: Bot, name?: string): Promise<{ route: string; name: string }> {
+    if (!isPublished(bot) || bot.visibility !== 'global') {
+      throw new GovernanceError(409, 'not_global', 'Only bots approved for everyone can have their own Talk bot');
+    }
+    const talkName = (name ?? bot.displayName).trim();
+    if (talkName === '' || talkName.length > MAX_TALK_BOT_NAME) {
+      throw new GovernanceError(400, 'bad_name', `A Talk bot name has 1 to ${MAX_TALK_BOT_NAME} characters`);
+    }
+    const route = dedicatedRoute(bot.id);
+    await this.#identities.register(route, talkName, dedicatedDescription(bot), bot.id);
+    return { route, name: talkName };
+  }
+
+  async unregister(botId: string): Promise<boolean> {
+    const rows = await this.#db.selectFrom('talk_identities').select('route').where('bot_id', '=', botId).execute();
+    for (const r of rows) await this.#identities.unregister(r.route);
+    return rows.length > 0;
+  }
+}

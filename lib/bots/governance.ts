@@ -1,0 +1,618 @@
+// Who may publish, submit, review and change a bot, and the transitions personal → draft → pending → approved.
+import type { Kysely } from 'kysely';
+import type { z } from 'zod';
+import { LlmError } from '../llm/model-ref.ts';
+import type { Logger } from '../log/logger.ts';
+import type { ActingUser } from '../nextcloud/identity.ts';
+import { validateQuestionTree, type QuestionTree } from '../router/onboarding.ts';
+import type { Database } from '../storage/schema.ts';
+import { createInvocationContext } from '../tools/tool-provider.ts';
+import type { ToolAssignment, ToolRegistry } from '../tools/tool-registry.ts';
+import { isPublished } from './bot-access.ts';
+import { BotVersions, configOf, readTools, writeTools, type BotConfig } from './bot-config.ts';
+import { botCreateSchema, botUpdateSchema, questionnaireSchema, type BotCreateBody, type BotUpdateBody } from './bot-schemas.ts';
+import { BotStore, BotValidationError, MENTION_TAKEN, normalizeMention, type Bot, type BotState, type Questionnaire, type TeamMembers, type Visibility } from './bot-store.ts';
+import { TEAM_MODERATOR_LEVEL, type Memberships, type MembershipService, type TeamMember } from './memberships.ts';
+
+export interface Scope {
+  visibility: Visibility;
+  groups: string[];
+  teams: string[];
+}
+
+export interface Right {
+  allowed: boolean;
+  /** For teams scopes: which members the bot will serve (S9). */
+  teamMembers: TeamMembers;
+  /** Why not, for people. */
+  reason: string;
+}
+
+/** team id → its members as the acting user sees them (null: not visible). */
+export type Compositions = ReadonlyMap<string, TeamMember[] | null>;
+
+const ALLOW: Right = { allowed: true, teamMembers: 'all', reason: '' };
+const deny = (reason: string): Right => ({ allowed: false, teamMembers: 'direct', reason });
+const REVIEW_WRITES = 'Bots with tools that change data are shared only after a review';
+
+function managesTeam(m: Memberships, teamId: string): boolean {
+  return m.teams.some((t) => t.id === teamId && t.level >= TEAM_MODERATOR_LEVEL);
+}
+
+function directOnly(members: TeamMember[] | null | undefined): boolean {
+  return Array.isArray(members) && members.every((x) => x.kind === 'user');
+}
+
+/**
+ * May `m` share a bot with `scope` without review? Admins: every scope.
+ * Sub-admins: groups they administer, all of them. Team moderators and above:
+ * teams they manage, all of them, and only teams whose members are all direct
+ * users (S9). Global: admins. Bots with tools that write: admins only.
+ */
+export function publishRight(m: Memberships, scope: Scope, compositions: Compositions, options: { writes: boolean }): Right {
+  if (scope.visibility === 'personal') return ALLOW;
+  if (m.isAdmin) return ALLOW;
+  if (options.writes) return deny(REVIEW_WRITES);
+  switch (scope.visibility) {
+    case 'global':
+      return deny('Only administrators can share a bot with everyone');
+    case 'groups':
+      if (scope.groups.length > 0 && scope.groups.every((g) => m.subAdminGroups.includes(g))) return ALLOW;
+      return deny('Only administrators and the sub-admins of every chosen group can share with these groups');
+    case 'teams':
+      if (scope.teams.length === 0 || !scope.teams.every((t) => managesTeam(m, t))) {
+        return deny('Only moderators of every chosen team can share with these teams');
+      }
+      if (!scope.teams.every((t) => directOnly(compositions.get(t)))) {
+        return deny('A team that contains a group or another team needs a review by an administrator or the sub-admins of its groups');
+      }
+      return { allowed: true, teamMembers: 'direct', reason: '' };
+  }
+}
+
+/**
+ * May `m` approve, reject or test a submission whose target is `scope`?
+ * Like publishing, plus: a team containing groups (and nothing else but users)
+ * can be approved by a sub-admin of every such group (S9); bots with tools
+ * that write are reviewed by someone else than their owner (or an admin).
+ */
+export function reviewRight(m: Memberships, scope: Scope, compositions: Compositions, options: { writes: boolean; isOwner: boolean }): Right {
+  if (scope.visibility === 'personal') return deny('Personal bots are not reviewed');
+  if (m.isAdmin) return ALLOW;
+  if (options.writes && options.isOwner) return deny('A bot with tools that change data must be reviewed by someone else');
+  switch (scope.visibility) {
+    case 'global':
+      return deny('Only administrators can approve a bot for everyone');
+    case 'groups':
+      if (scope.groups.length > 0 && scope.groups.every((g) => m.subAdminGroups.includes(g))) return ALLOW;
+      return deny('Only administrators and the sub-admins of every chosen group can approve this bot');
+    case 'teams': {
+      if (scope.teams.length === 0) return deny('No team chosen');
+      let members: TeamMembers = 'all';
+      for (const teamId of scope.teams) {
+        const composition = compositions.get(teamId) ?? null;
+        if (managesTeam(m, teamId) && directOnly(composition)) {
+          members = 'direct';
+          continue;
+        }
+        const groups = (composition ?? []).filter((x) => x.kind === 'group').map((x) => x.id);
+        const others = (composition ?? []).some((x) => x.kind === 'other');
+        if (composition !== null && !others && groups.length > 0 && groups.every((g) => m.subAdminGroups.includes(g))) continue;
+        return deny('Only administrators, moderators of teams with direct members only, or the sub-admins of every group in the team can approve this bot');
+      }
+      return { allowed: true, teamMembers: members, reason: '' };
+    }
+  }
+}
+
+/** May `m` manage (edit or delete) a bot living in `scope` that someone else owns? */
+export function manageRight(m: Memberships, scope: Scope): boolean {
+  if (m.isAdmin) return true;
+  if (scope.visibility === 'groups') return scope.groups.length > 0 && scope.groups.every((g) => m.subAdminGroups.includes(g));
+  if (scope.visibility === 'teams') return scope.teams.length > 0 && scope.teams.every((t) => managesTeam(m, t));
+  return false;
+}
+
+export function scopeOf(c: { visibility: Visibility; allowedGroups: string[]; allowedTeams: string[] }): Scope {
+  return { visibility: c.visibility, groups: c.visibility === 'groups' ? c.allowedGroups : [], teams: c.visibility === 'teams' ? c.allowedTeams : [] };
+}
+
+/** Checks tool assignments and tells whether any of them may change data. */
+export interface ToolGate {
+  validate(assignments: ReadonlyArray<ToolAssignment>): { ok: true; assignments: ToolAssignment[] } | { ok: false; errors: Record<string, string> };
+  writes(assignments: ReadonlyArray<ToolAssignment>, user: ActingUser): Promise<boolean>;
+}
+
+/** The registry's validation; a tool counts as writing unless its policy is read-only (unknown tools write). */
+export function registryToolGate(registry: ToolRegistry): ToolGate {
+  return {
+    validate: (assignments) => registry.validateAssignments(assignments),
+    async writes(assignments, user) {
+      if (assignments.length === 0) return false;
+      const ctx = createInvocationContext({ user, actorKind: 'user', botId: 'governance-check' });
+      const loadout = await registry.loadout(ctx, assignments);
+      return assignments.some((a) => loadout.policyOf(a.name)?.readOnly !== true);
+    },
+  };
+}
+
+/** Dedicated Talk bots of approved global bots (S14); unregistered when that stops being true. */
+export interface DedicatedTalkBots {
+  current(botId: string): Promise<{ route: string; name: string } | null>;
+  register(bot: Bot, name?: string): Promise<{ route: string; name: string }>;
+  unregister(botId: string): Promise<boolean>;
+}
+
+export class GovernanceError extends Error {
+  override name = 'GovernanceError';
+  readonly status: number;
+  readonly code: string;
+
+  constructor(status: number, code: string, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export interface GovernanceDeps {
+  db: Kysely<Database>;
+  memberships: MembershipService;
+  /** The server-side allowed-model check (ModelCatalog). */
+  models: { assertAllowed(ref: string): Promise<unknown> };
+  tools: ToolGate;
+  dedicated?: DedicatedTalkBots;
+  logger: Logger;
+  now?: () => number;
+}
+
+export interface ReviewView {
+  bot: Bot;
+  target: BotConfig;
+  isUpdate: boolean;
+}
+
+function zodFields(issues: readonly z.core.$ZodIssue[], fields: Record<string, string>): void {
+  for (const issue of issues) {
+    const key = issue.path.length > 0 ? issue.path.map(String).join('.') : 'input';
+    if (!(key in fields)) fields[key] = issue.message;
+  }
+}
+
+function asObject(input: unknown, fields: Record<string, string>): Record<string, unknown> {
+  if (typeof input === 'object' && input !== null && !Array.isArray(input)) return input as Record<string, unknown>;
+  fields.input = 'Must be a JSON object';
+  return {};
+}
+
+/** Each field on its own, so that one bad field does not hide the problems of the others. */
+function parseFields<S extends z.ZodRawShape>(shape: S, raw: Record<string, unknown>, fields: Record<string, string>): { [K in keyof S]?: z.output<S[K]> } {
+  const out: Record<string, unknown> = {};
+  for (const [key, schema] of Object.entries(shape)) {
+    const result = (schema as z.ZodType).safeParse(raw[key]);
+    if (result.success) {
+      if (result.data !== undefined) out[key] = result.data;
+      continue;
+    }
+    for (const issue of result.error.issues) fields[[key, ...issue.path.map(String)].join('.')] ??= issue.message;
+  }
+  return out as { [K in keyof S]?: z.output<S[K]> };
+}
+
+/** The checked (normalised) tree; errors go to `fields`. */
+function treeFields(value: unknown, fields: Record<string, string>): QuestionTree | null {
+  if (value === null || value === undefined) return null;
+  const result = validateQuestionTree(value);
+  if (result.ok) return result.tree;
+  const first = Object.entries(result.errors)[0];
+  fields.onboardingQuestions = first ? `${first[0] || 'tree'}: ${first[1]}` : 'Invalid question tree';
+  for (const [path, message] of Object.entries(result.errors)) if (path !== '') fields[`onboardingQuestions.${path}`] = message;
+  return null;
+}
+
+/**
+ * The approval workflow. Configuration that others use is an immutable
+ * snapshot (S10): editing an approved bot stores the change as a pending
+ * version while the approved one keeps serving; the owner and the enabled
+ * tester talk to the pending one.
+ */
+export class Governance {
+  readonly #db: Kysely<Database>;
+  readonly #bots: BotStore;
+  readonly #versions: BotVersions;
+  readonly #memberships: MembershipService;
+  readonly #models: GovernanceDeps['models'];
+  readonly #tools: ToolGate;
+  readonly #dedicated: DedicatedTalkBots | undefined;
+  readonly #logger: Logger;
+  readonly #now: () => number;
+
+  constructor(deps: GovernanceDeps) {
+    this.#db = deps.db;
+    this.#now = deps.now ?? Date.now;
+    this.#bots = new BotStore(deps.db, this.#now);
+    this.#versions = new BotVersions(deps.db, this.#now);
+    this.#memberships = deps.memberships;
+    this.#models = deps.models;
+    this.#tools = deps.tools;
+    this.#dedicated = deps.dedicated;
+    this.#logger = deps.logger;
+  }
+
+  memberships(user: ActingUser): Promise<Memberships> {
+    return this.#memberships.forUser(user);
+  }
+
+  async get(botId: string): Promise<Bot | null> {
+    return this.#bots.get(botId);
+  }
+
+  listOwned(uid: string): Promise<Bot[]> {
+    return this.#bots.listByOwner(uid);
+  }
+
+  listActive(): Promise<Bot[]> {
+    return this.#bots.listActive();
+  }
+
+  listAll(): Promise<Bot[]> {
+    return this.#bots.listAll();
+  }
+
+  /** Dedicated Talk bots of bots (S14). */
+  async dedicatedIdentities(): Promise<Array<{ botId: string; route: string; name: string }>> {
+    const rows = await this.#db.selectFrom('talk_identities').select(['bot_id', 'route', 'talk_name']).where('bot_id', 'is not', null).orderBy('route').execute();
+    return rows.map((r) => ({ botId: r.bot_id ?? '', route: r.route, name: r.talk_name }));
+  }
+
+  async require(botId: string): Promise<Bot> {
+    const bot = await this.#bots.get(botId);
+    if (!bot) throw new GovernanceError(404, 'not_found', 'Bot not found');
+    return bot;
+  }
+
+  /** The approved (or working) configuration with its tools. */
+  async liveConfig(bot: Bot): Promise<BotConfig> {
+    if (bot.approvedVersionId !== null) {
+      const approved = await this.#versions.get(bot.approvedVersionId);
+      if (approved) return approved;
+    }
+    return configOf(bot, await readTools(this.#db, bot.id));
+  }
+
+  /** The edit waiting for review, if any. */
+  async pendingConfig(bot: Bot): Promise<BotConfig | null> {
+    return bot.pendingVersionId === null ? null : this.#versions.get(bot.pendingVersionId);
+  }
+
+  /** What an edit starts from, and what a review looks at: the pending version, else the working copy. */
+  async workingConfig(bot: Bot): Promise<BotConfig> {
+    return (await this.pendingConfig(bot)) ?? configOf(bot, await readTools(this.#db, bot.id));
+  }
+
+  /** Owner, administrator, or whoever manages the bot's current scope. */
+  async canManage(user: ActingUser, bot: Bot): Promise<boolean> {
+    if (bot.ownerUid === user.uid) return true;
+    return manageRight(await this.#memberships.forUser(user), scopeOf(bot));
+  }
+
+  // --- create and edit ---
+
+  async create(user: ActingUser, input: unknown): Promise<Bot> {
+    const fields: Record<string, string> = {};
+    const raw = asObject(input, fields);
+    const given = parseFields(botCreateSchema.shape, raw, fields);
+    const tree = treeFields(raw.onboardingQuestions, fields);
+    const m = await this.#memberships.forUser(user);
+    if (given.mention !== undefined && (await this.#bots.mentionTaken(given.mention))) fields.mention = MENTION_TAKEN;
+    if (given.model !== undefined) await this.#checkModel(given.model, fields);
+    const tools = given.tools !== undefined ? this.#checkTools(given.tools, fields) : [];
+    this.#checkScope({ visibility: given.visibility ?? 'personal', allowedGroups: given.allowedGroups ?? [], allowedTeams: given.allowedTeams ?? [], guestsAllowed: given.guestsAllowed ?? false }, m, true, fields);
+    if (Object.keys(fields).length > 0) throw new BotValidationError(fields);
+    const body = given as BotCreateBody;
+
+    const scope = scopeOf({ visibility: body.visibility ?? 'personal', allowedGroups: body.allowedGroups ?? [], allowedTeams: body.allowedTeams ?? [] });
+    const right = await this.#publishRight(user, m, scope, tools);
+    const state: Partial<BotState> = scope.visibility === 'personal' ? { approvalStatus: 'personal' } : right.allowed ? { approvalStatus: 'approved' } : { approvalStatus: 'draft' };
+    const now = this.#now();
+    const bot = await this.#db.transaction().execute(async (trx) => {
+      const store = new BotStore(trx, this.#now);
+      const created = await store.create({ ...body, onboardingQuestions: tree }, user.uid, state);
+      await writeTools(trx, created.id, tools, now);
+      if (state.approvalStatus !== 'approved') return created;
+      const versionId = await new BotVersions(trx, this.#now).insert(created.id, configOf(created, tools), user.uid);
+      return (await store.setState(created.id, { approvedVersionId: versionId, approvedBy: user.uid, approvedAt: now, teamMembers: right.teamMembers })) ?? created;
+    });
+    this.#logger.info({ botId: bot.id, owner: user.uid, visibility: bot.visibility, status: bot.approvalStatus }, 'bot created');
+    return bot;
+  }
+
+  /** Edits by the owner, an administrator or the manager of the bot's scope. */
+  async update(user: ActingUser, botId: string, patch: unknown): Promise<Bot> {
+    const bot = await this.require(botId);
+    if (!(await this.canManage(user, bot))) throw new GovernanceError(403, 'forbidden', 'You may not edit this bot');
+    const m = await this.#memberships.forUser(user);
+    const fields: Record<string, string> = {};
+    const raw = asObject(patch, fields);
+    const body: BotUpdateBody = parseFields(botUpdateSchema.shape, raw, fields);
+    const tree = raw.onboardingQuestions !== undefined ? treeFields(raw.onboardingQuestions, fields) : undefined;
+    const working = await this.workingConfig(bot);
+    if (body.mention !== undefined && normalizeMention(body.mention) !== bot.mention) fields.mention = 'The mention cannot be changed after creation';
+    if (body.model !== undefined) await this.#checkModel(body.model, fields);
+    const tools = body.tools !== undefined ? this.#checkTools(body.tools, fields) : working.tools;
+    const target = mergeConfig(working, body, tools, tree);
+    const widensToGlobal = target.visibility === 'global' && bot.visibility !== 'global';
+    this.#checkScope(target, m, widensToGlobal, fields);
+    if (Object.keys(fields).length > 0) throw new BotValidationError(fields);
+    const activeChange = body.active;
+    if (canonical(target) === canonical(working)) {
+      // Nothing under review changed (e.g. only switched on or off): no new version, no review.
+      if (activeChange === undefined || activeChange === bot.active) return bot;
+      return (await new BotStore(this.#db, () => Math.max(this.#now(), bot.updatedAt + 1)).update(bot.id, { active: activeChange })) ?? bot;
+    }
+
+    const isOwner = user.uid === bot.ownerUid;
+    const scope = scopeOf(target);
+    const right = await this.#publishRight(user, m, scope, target.tools);
+    const live = isPublished(bot);
+    const narrowingToPersonal = scope.visibility === 'personal';
+    const toPending = !narrowingToPersonal && (bot.pendingVersionId !== null || (live && (!right.allowed || isOwner)));
+    const now = this.#now();
+    const before = bot;
+
+    const updated = await this.#db.transaction().execute(async (trx) => {
+      // updatedAt is the revision a reviewer approves (approve's `revision`): every edit moves it forward.
+      const store = new BotStore(trx, () => Math.max(this.#now(), bot.updatedAt + 1));
+      const versions = new BotVersions(trx, this.#now);
+      if (toPending) {
+        const versionId = await versions.insert(bot.id, target, user.uid);
+        if (bot.pendingVersionId !== null && bot.pendingVersionId !== bot.approvedVersionId) await trx.deleteFrom('bot_versions').where('id', '=', bot.pendingVersionId).execute();
+        await store.update(bot.id, activeChange === undefined ? {} : { active: activeChange });
+        return store.setState(bot.id, { approvalStatus: 'pending', pendingVersionId: versionId });
+      }
+      await store.update(bot.id, { ...configFields(target), ...(activeChange === undefined ? {} : { active: activeChange }) });
+      await writeTools(trx, bot.id, target.tools, now);
+      if (bot.pendingVersionId !== null) await trx.deleteFrom('bot_versions').where('id', '=', bot.pendingVersionId).execute();
+      if (narrowingToPersonal) return store.setState(bot.id, CLEARED);
+      if (bot.approvalStatus === 'pending' && !live) return store.setState(bot.id, { pendingVersionId: null });
+      if (right.allowed) {
+        const fresh = await store.get(bot.id);
+        const versionId = await versions.insert(bot.id, configOf(fresh ?? bot, target.tools), user.uid);
+        return store.setState(bot.id, { approvalStatus: 'approved', approvedVersionId: versionId, pendingVersionId: null, approvedBy: user.uid, approvedAt: now, teamMembers: right.teamMembers, testerUid: null, rejectionReason: null });
+      }
+      return store.setState(bot.id, { ...CLEARED, approvalStatus: 'draft' });
+    });
+    if (!updated) throw new GovernanceError(404, 'not_found', 'Bot not found');
+    await this.#afterScopeChange(before, updated);
+    this.#logger.info({ botId: bot.id, editor: user.uid, status: updated.approvalStatus, pending: updated.pendingVersionId !== null }, 'bot updated');
+    return updated;
+  }
+
+  // --- review ---
+
+  async submit(user: ActingUser, botId: string, input: unknown): Promise<Bot> {
+    const bot = await this.require(botId);
+    if (bot.ownerUid !== user.uid) throw new GovernanceError(403, 'forbidden', 'Only the owner can submit a bot for review');
+    const parsed = questionnaireSchema.safeParse(input ?? {});
+    if (!parsed.success) {
+      const fields: Record<string, string> = {};
+      zodFields(parsed.error.issues, fields);
+      throw new BotValidationError(fields);
+    }
+    if (bot.approvalStatus === 'personal') throw new GovernanceError(409, 'not_shared', 'A personal bot needs no review: choose groups, teams or everyone first');
+    if (bot.approvalStatus === 'approved') throw new GovernanceError(409, 'already_approved', 'This bot is approved; edit it to submit changes');
+    const questionnaire: Questionnaire = parsed.data;
+    const updated = await this.#bots.setState(bot.id, { approvalStatus: 'pending', submittedAt: this.#now(), questionnaire, rejectionReason: null, testerUid: null });
+    return updated ?? bot;
+  }
+
+  /** What a reviewer reviews, or a 403/409 explaining why this user may not. */
+  async review(user: ActingUser, botId: string): Promise<ReviewView & { teamMembers: TeamMembers }> {
+    const bot = await this.require(botId);
+    if (bot.approvalStatus !== 'pending') throw new GovernanceError(409, 'not_pending', 'This bot is not waiting for a review');
+    const target = await this.workingConfig(bot);
+    const right = await this.#reviewRight(user, bot, target);
+    if (!right.allowed) throw new GovernanceError(403, 'forbidden', right.reason);
+    return { bot, target, isUpdate: bot.pendingVersionId !== null, teamMembers: right.teamMembers };
+  }
+
+  async approve(user: ActingUser, botId: string, options: { revision?: number } = {}): Promise<Bot> {
+    const { bot, target, isUpdate, teamMembers } = await this.review(user, botId);
+    if (options.revision !== undefined && options.revision !== bot.updatedAt) {
+      throw new GovernanceError(409, 'changed', 'The bot changed after you looked at it; review it again');
+    }
+    const now = this.#now();
+    const approved = await this.#db.transaction().execute(async (trx) => {
+      const store = new BotStore(trx, this.#now);
+      let versionId: number;
+      if (isUpdate && bot.pendingVersionId !== null) {
+        await store.update(bot.id, configFields(target));
+        await writeTools(trx, bot.id, target.tools, now);
+        versionId = bot.pendingVersionId;
+      } else {
+        versionId = await new BotVersions(trx, this.#now).insert(bot.id, target, bot.ownerUid);
+      }
+      return store.setState(bot.id, { approvalStatus: 'approved', approvedVersionId: versionId, pendingVersionId: null, approvedBy: user.uid, approvedAt: now, teamMembers, testerUid: null, rejectionReason: null });
+    });
+    if (!approved) throw new GovernanceError(404, 'not_found', 'Bot not found');
+    await this.#afterScopeChange(bot, approved);
+    this.#logger.info({ botId: bot.id, reviewer: user.uid, update: isUpdate }, 'bot approved');
+    return approved;
+  }
+
+  async reject(user: ActingUser, botId: string, reason: string): Promise<Bot> {
+    const { bot, isUpdate } = await this.review(user, botId);
+    const rejected = await this.#db.transaction().execute(async (trx) => {
+      const store = new BotStore(trx, this.#now);
+      if (isUpdate) {
+        // The approved version stays; the change is discarded.
+        if (bot.pendingVersionId !== null) await trx.deleteFrom('bot_versions').where('id', '=', bot.pendingVersionId).execute();
+        return store.setState(bot.id, { approvalStatus: 'approved', pendingVersionId: null, rejectionReason: reason, testerUid: null });
+      }
+      return store.setState(bot.id, { approvalStatus: 'draft', rejectionReason: reason, testerUid: null });
+    });
+    if (!rejected) throw new GovernanceError(404, 'not_found', 'Bot not found');
+    this.#logger.info({ botId: bot.id, reviewer: user.uid }, 'bot rejected');
+    return rejected;
+  }
+
+  /** The reviewer talks to the pending version (one tester at a time, as upstream). */
+  async enableTest(user: ActingUser, botId: string): Promise<Bot> {
+    const { bot } = await this.review(user, botId);
+    return (await this.#bots.setState(bot.id, { testerUid: user.uid })) ?? bot;
+  }
+
+  /** Pending bots this user may review. */
+  async pendingFor(user: ActingUser): Promise<ReviewView[]> {
+    const out: ReviewView[] = [];
+    for (const bot of await this.#bots.listByStatus('pending')) {
+      const target = await this.workingConfig(bot);
+      if ((await this.#reviewRight(user, bot, target)).allowed) out.push({ bot, target, isUpdate: bot.pendingVersionId !== null });
+    }
+    return out;
+  }
+
+  async permissions(user: ActingUser): Promise<{
+    isAdmin: boolean;
+    isGroupAdmin: boolean;
+    isTeamAdmin: boolean;
+    hasApprovalRights: boolean;
+    adminGroups: string[];
+    adminTeams: Array<{ id: string; displayName: string }>;
+    visibilities: Array<{ value: Visibility; label: string; requiresApproval: boolean }>;
+  }> {
+    const m = await this.#memberships.forUser(user);
+    const adminTeams = m.teams.filter((t) => t.level >= TEAM_MODERATOR_LEVEL).map((t) => ({ id: t.id, displayName: t.displayName }));
+    const isGroupAdmin = m.subAdminGroups.length > 0;
+    const isTeamAdmin = adminTeams.length > 0;
+    const visibilities: Array<{ value: Visibility; label: string; requiresApproval: boolean }> = [
+      { value: 'personal', label: 'Only me', requiresApproval: false },
+      { value: 'groups', label: 'Groups', requiresApproval: !m.isAdmin && !isGroupAdmin },
+      { value: 'teams', label: 'Teams', requiresApproval: !m.isAdmin && !isTeamAdmin },
+    ];
+    if (m.isAdmin) visibilities.push({ value: 'global', label: 'Everyone', requiresApproval: false });
+    return {
+      isAdmin: m.isAdmin,
+      isGroupAdmin,
+      isTeamAdmin,
+      hasApprovalRights: m.isAdmin || isGroupAdmin || isTeamAdmin,
+      adminGroups: [...m.subAdminGroups],
+      adminTeams,
+      visibilities,
+    };
+  }
+
+  // --- helpers ---
+
+  async #publishRight(user: ActingUser, m: Memberships, scope: Scope, tools: ToolAssignment[]): Promise<Right> {
+    if (scope.visibility === 'personal') return ALLOW;
+    const writes = await this.#tools.writes(tools, user);
+    return publishRight(m, scope, await this.#compositions(user, m, scope), { writes });
+  }
+
+  async #reviewRight(user: ActingUser, bot: Bot, target: BotConfig): Promise<Right> {
+    const m = await this.#memberships.forUser(user);
+    const scope = scopeOf(target);
+    const writes = scope.visibility === 'personal' ? false : await this.#tools.writes(target.tools, user);
+    return reviewRight(m, scope, await this.#compositions(user, m, scope), { writes, isOwner: bot.ownerUid === user.uid });
+  }
+
+  async #compositions(user: ActingUser, m: Memberships, scope: Scope): Promise<Compositions> {
+    const out = new Map<string, TeamMember[] | null>();
+    if (scope.visibility !== 'teams' || m.isAdmin) return out;
+    for (const teamId of scope.teams) out.set(teamId, await this.#memberships.teamMembers(user, teamId));
+    return out;
+  }
+
+  async #checkModel(model: string | null, fields: Record<string, string>): Promise<void> {
+    if (model === null) return;
+    try {
+      await this.#models.assertAllowed(model);
+    } catch (err) {
+      if (err instanceof LlmError) fields.model = err.code === 'model_not_allowed' ? 'This model is not allowed; choose one from the list' : err.publicMessage;
+      else throw err;
+    }
+  }
+
+  #checkTools(tools: ReadonlyArray<{ name: string; config?: Record<string, unknown> }>, fields: Record<string, string>): ToolAssignment[] {
+    const result = this.#tools.validate(tools.map((t) => ({ name: t.name, config: t.config ?? {} })));
+    if (result.ok) return result.assignments;
+    for (const [key, message] of Object.entries(result.errors)) fields[`tools.${key}`] = message;
+    return [];
+  }
+
+  #checkScope(c: { visibility: Visibility; allowedGroups: string[]; allowedTeams: string[]; guestsAllowed: boolean }, m: Memberships, checkGlobal: boolean, fields: Record<string, string>): void {
+    if (c.visibility === 'groups' && c.allowedGroups.length === 0) fields.allowedGroups ??= 'Choose at least one group';
+    if (c.visibility === 'teams' && c.allowedTeams.length === 0) fields.allowedTeams ??= 'Choose at least one team';
+    if (c.visibility === 'global' && checkGlobal && !m.isAdmin) fields.visibility ??= 'Only administrators can make a bot available to everyone';
+    if (c.guestsAllowed && c.visibility !== 'global') fields.guestsAllowed ??= 'Only bots available to everyone can allow guests';
+  }
+
+  /** A bot that is no longer approved for everyone loses its own Talk bot (S14). */
+  async #afterScopeChange(before: Bot, after: Bot): Promise<void> {
+    if (!this.#dedicated) return;
+    const stillGlobal = isPublished(after) && after.visibility === 'global';
+    if (stillGlobal) return;
+    const wasGlobal = isPublished(before) && before.visibility === 'global';
+    if (!wasGlobal && !(await this.#dedicated.current(after.id))) return;
+    try {
+      await this.#dedicated.unregister(after.id);
+    } catch (err) {
+      this.#logger.warn({ err, botId: after.id }, 'could not unregister the dedicated Talk bot');
+    }
+  }
+}
+
+/** JSON with sorted keys, to compare configurations. */
+function canonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
+  );
+}
+
+const CLEARED: Partial<BotState> = {
+  approvalStatus: 'personal',
+  teamMembers: 'direct',
+  approvedVersionId: null,
+  pendingVersionId: null,
+  submittedAt: null,
+  approvedBy: null,
+  approvedAt: null,
+  rejectionReason: null,
+  testerUid: null,
+  questionnaire: null,
+};
+
+function mergeConfig(base: BotConfig, body: BotUpdateBody, tools: ToolAssignment[], tree: QuestionTree | null | undefined): BotConfig {
+  return {
+    displayName: body.displayName ?? base.displayName,
+    description: body.description ?? base.description,
+    systemPrompt: body.systemPrompt ?? base.systemPrompt,
+    model: body.model !== undefined ? body.model : base.model,
+    temperature: body.temperature !== undefined ? body.temperature : base.temperature,
+    visibility: body.visibility ?? base.visibility,
+    allowedGroups: body.allowedGroups ?? base.allowedGroups,
+    allowedTeams: body.allowedTeams ?? base.allowedTeams,
+    knowledgeEnabled: body.knowledgeEnabled ?? base.knowledgeEnabled,
+    guestsAllowed: body.guestsAllowed ?? base.guestsAllowed,
+    onboardingQuestions: tree !== undefined ? tree : base.onboardingQuestions,
+    tools,
+  };
+}
+
+/** The stored bot fields of a configuration (tools live in bot_tools). */
+function configFields(c: BotConfig) {
+  return {
+    displayName: c.displayName,
+    description: c.description,
+    systemPrompt: c.systemPrompt,
+    model: c.model,
+    temperature: c.temperature,
+    visibility: c.visibility,
+    allowedGroups: c.allowedGroups,
+    allowedTeams: c.allowedTeams,
+    knowledgeEnabled: c.knowledgeEnabled,
+    guestsAllowed: c.guestsAllowed,
+    onboardingQuestions: c.onboardingQuestions,
+  };
+}

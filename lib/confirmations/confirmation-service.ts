@@ -1,0 +1,489 @@
+// Server-recorded confirmations (S7). A tool that needs the user's explicit consent does not
+// run: the server stores the exact action with a short random code and posts the request
+// itself. Only the same user, in the same room, to the same bot, with an unedited Talk
+// `Create` message of the form "yes <code>" runs it: once, atomically, after checking the
+// authorisation and the object's state again. The model never produces the arguments again.
+import { randomInt, randomUUID } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { Logger } from '../log/logger.ts';
+import type { NextcloudClient } from '../nextcloud/client.ts';
+import type { ActingUser } from '../nextcloud/identity.ts';
+import { DEFAULT_AFFIRMATIVES, DEFAULT_NEGATIVES, parseConfirmationReply, type ConfirmationOptions } from '../router/confirmation-reply.ts';
+import { findBotMentions } from '../router/mention-detector.ts';
+import type { Database } from '../storage/schema.ts';
+import type { ParsedMessage } from '../talk/message-parser.ts';
+import type { InvocationContext, ToolResult } from '../tools/tool-provider.ts';
+import { actionHash, canonicalJson } from './canonical.ts';
+import { ConfirmationStore, type ConfirmationRow } from './confirmation-store.ts';
+
+export const CONFIRMATION_TTL_MS = 10 * 60_000;
+/** How long after expiry a late reply is still answered with the reason. */
+const REPLY_GRACE_MS = 60 * 60_000;
+const MAX_RESULT_CHARS = 2000;
+
+export interface ProposedAction {
+  providerId: string;
+  tool: string;
+  args: Record<string, unknown>;
+  binding: Record<string, unknown>;
+  /** What will happen, e.g. "delete the file /a.txt (file id 38) to the trash bin". */
+  description: string;
+  /** Why it needs confirmation, e.g. "deleting a file". */
+  reason: string;
+}
+
+export interface StoredAction {
+  id: string;
+  userUid: string;
+  botId: string;
+  roomToken: string;
+  providerId: string;
+  tool: string;
+  args: Record<string, unknown>;
+  binding: Record<string, unknown>;
+  description: string;
+  hash: string;
+  createdAt: number;
+  expiresAt: number;
+}
+
+/** Implemented by tool providers whose actions can wait for a confirmation. */
+export interface ConfirmationExecutor {
+  readonly id: string;
+  /** Runs exactly the stored action as `user`, after checking the object's state again. */
+  executeConfirmed(action: StoredAction, user: ActingUser): Promise<ToolResult>;
+}
+
+export interface NotificationPayload {
+  params: {
+    object: string;
+    object_id: string;
+    subject_type: string;
+    subject_params: {
+      rich_subject: string;
+      rich_subject_params: Record<string, { type: string; id: string; name: string }>;
+      rich_message: string;
+      rich_message_params: Record<string, { type: string; id: string; name: string }>;
+      link?: string;
+    };
+  };
+}
+
+export interface RequestedConfirmation {
+  id: string;
+  code: string;
+  expiresAt: number;
+  /** The text the server posts in the room (never the model). */
+  text: string;
+  /** For the user alone, outside one-to-one rooms (moderators can edit bot messages, S7). */
+  notification: NotificationPayload | null;
+  /** Ids of the user's older pending actions in this room with this bot, now cancelled. */
+  superseded: string[];
+}
+
+export type ReplyStatus =
+  | 'executed'
+  | 'failed'
+  | 'cancelled'
+  | 'code-mismatch'
+  | 'missing-code'
+  | 'expired'
+  | 'already-used'
+  | 'interrupted'
+  | 'superseded'
+  | 'not-yours'
+  | 'other-room'
+  | 'not-addressed';
+
+export type ReplyOutcome =
+  | { handled: false }
+  | {
+      handled: true;
+      status: ReplyStatus;
+      /** The bot whose pending action this was (the identity the server answers as); null if unknown. */
+      botId: string | null;
+      /** The text the server posts in answer. */
+      reply: string;
+      /** The executed action's result, when it ran. */
+      result?: ToolResult;
+      action?: StoredAction;
+    };
+
+export interface ReplyContext {
+  /** The verified author (Talk confirmed the message as this user); null for guests and others. */
+  author: ActingUser | null;
+  /** The delivered webhook's type; only `Create` counts (file shares and edits are Activities). */
+  deliveredType: string;
+}
+
+export interface BotLookup {
+  get(id: string): Promise<{ mention: string; displayName: string } | null>;
+  /** mention → bot id of active bots. */
+  activeMentions(): Promise<Map<string, string>>;
+}
+
+export type AuthorizationCheck = (action: StoredAction, user: ActingUser) => Promise<{ ok: true } | { ok: false; reason: string }>;
+
+export interface ConfirmationServiceOptions {
+  db: Kysely<Database>;
+  nextcloud: NextcloudClient;
+  /** The ExApp id, used as the notification's object type. */
+  appId?: string;
+  now?: () => number;
+  ttlMs?: number;
+  /** Digits of the code (4–6). */
+  codeDigits?: number;
+  /** Wrong codes before the action is cancelled. */
+  maxAttempts?: number;
+  /** Affirmative and negative words (configurable). */
+  words?: () => ConfirmationOptions | Promise<ConfirmationOptions>;
+  /** Whether the room is one-to-one, from Talk's room API as the user (S5). */
+  isOneToOne?: (user: ActingUser, roomToken: string) => Promise<boolean>;
+  /** Posts the server's own message into the room as the bot. */
+  postToRoom?: (target: { botId: string; roomToken: string }, text: string) => Promise<void>;
+  bots?: BotLookup;
+  /** The bot answering every message in a room (always-mode), if any. */
+  alwaysModeBot?: (roomToken: string) => Promise<string | null>;
+  /** Full authorisation, checked again right before the action runs (bot active, access, tool assigned). */
+  authorize?: AuthorizationCheck;
+  /** Recognises referenceIds of messages the server posted as the user (see reference-ids.ts). */
+  isOwnReferenceId?: (referenceId: string) => boolean;
+  logger?: Logger;
+}
+
+function firstText(result: ToolResult): string {
+  const text = result.content
+    .map((c) => (c.type === 'text' && typeof (c as { text?: unknown }).text === 'string' ? (c as { text: string }).text : ''))
+    .join('\n')
+    .trim();
+  return text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS - 3)}...` : text;
+}
+
+function hhmm(ms: number): string {
+  return new Date(ms).toISOString().slice(11, 16);
+}
+
+function parseJsonObject(text: string): Record<string, unknown> {
+  const v: unknown = JSON.parse(text);
+  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
+function toStored(row: ConfirmationRow): StoredAction {
+  return {
+    id: row.id,
+    userUid: row.user_uid,
+    botId: row.bot_id,
+    roomToken: row.room_token,
+    providerId: row.provider_id,
+    tool: row.tool_name,
+    args: parseJsonObject(row.args),
+    binding: parseJsonObject(row.binding),
+    description: row.description,
+    hash: row.action_hash,
+    createdAt: Number(row.created_at),
+    expiresAt: Number(row.expires_at),
+  };
+}
+
+export class ConfirmationError extends Error {
+  override name = 'ConfirmationError';
+}
+
+export class ConfirmationService {
+  readonly #store: ConfirmationStore;
+  readonly #nextcloud: NextcloudClient;
+  readonly #appId: string;
+  readonly #now: () => number;
+  readonly #ttlMs: number;
+  readonly #digits: number;
+  readonly #maxAttempts: number;
+  readonly #words: () => ConfirmationOptions | Promise<ConfirmationOptions>;
+  readonly #opts: ConfirmationServiceOptions;
+  readonly #executors = new Map<string, ConfirmationExecutor>();
+  /** `room:<token>` / `actor:users/<uid>` → until when a reply there may concern a confirmation. */
+  readonly #index = new Map<string, number>();
+  /** The last loaded reply words, for the synchronous webhook check. */
+  #wordsCache: ConfirmationOptions = { affirmatives: DEFAULT_AFFIRMATIVES, negatives: DEFAULT_NEGATIVES };
+
+  constructor(options: ConfirmationServiceOptions) {
+    this.#store = new ConfirmationStore(options.db);
+    this.#nextcloud = options.nextcloud;
+    this.#appId = options.appId ?? 'educai';
+    this.#now = options.now ?? Date.now;
+    this.#ttlMs = options.ttlMs ?? CONFIRMATION_TTL_MS;
+    this.#digits = Math.min(6, Math.max(4, options.codeDigits ?? 4));
+    this.#maxAttempts = options.maxAttempts ?? 5;
+    this.#words = options.words ?? (() => ({ affirmatives: DEFAULT_AFFIRMATIVES, negatives: DEFAULT_NEGATIVES }));
+    this.#opts = options;
+  }
+
+  registerExecutor(executor: ConfirmationExecutor): void {
+    if (this.#executors.has(executor.id)) throw new Error(`a confirmation executor ${executor.id} is already registered`);
+    this.#executors.set(executor.id, executor);
+  }
+
+  /** Loads the webhook's relevance index from storage (call at start-up). */
+  async loadIndex(): Promise<void> {
+    this.#wordsCache = await this.#words();
+    const now = this.#now();
+    for (const r of await this.#store.recent(now - REPLY_GRACE_MS)) this.#remember(r.room_token, r.user_uid, Number(r.expires_at));
+  }
+
+  /**
+   * The webhook's cheap, in-memory check (S19): can a message in this room by this actor
+   * (`users/<uid>`) concern a confirmation? True for rooms with a recent pending action and
+   * for actors who have one anywhere (so a reply in the wrong room is answered too); with
+   * `rawText`, only when the text reads as a confirmation reply.
+   */
+  mightConcern(roomToken: string, actorRawId: string, rawText?: string): boolean {
+    const now = this.#now();
+    const pending = (this.#index.get(`room:${roomToken}`) ?? 0) > now || (this.#index.get(`actor:${actorRawId}`) ?? 0) > now;
+    if (!pending || rawText === undefined) return pending;
+    // With the raw text, only what reads as a yes/no reply is kept (S19).
+    return parseConfirmationReply(rawText, this.#wordsCache) !== null || parseConfirmationReply(`${rawText} 0000`, this.#wordsCache) !== null;
+  }
+
+  #remember(roomToken: string, uid: string, expiresAt: number): void {
+    const until = expiresAt + REPLY_GRACE_MS;
+    for (const key of [`room:${roomToken}`, `actor:users/${uid}`]) this.#index.set(key, Math.max(this.#index.get(key) ?? 0, until));
+    if (this.#index.size > 20_000) {
+      const now = this.#now();
+      for (const [k, v] of this.#index) if (v <= now) this.#index.delete(k);
+    }
+  }
+
+  /** Stores the action and returns what the server must post (and notify). Nothing runs. */
+  async requestConfirmation(ctx: InvocationContext, action: ProposedAction): Promise<RequestedConfirmation> {
+    const user = ctx.user;
+    if (user === null) throw new ConfirmationError('confirmations need a signed-in user');
+    if (ctx.roomToken === null) throw new ConfirmationError('confirmations need a Talk conversation');
+    const now = this.#now();
+    const expiresAt = now + this.#ttlMs;
+    const code = String(randomInt(10 ** (this.#digits - 1), 10 ** this.#digits));
+    const args = JSON.parse(canonicalJson(action.args)) as Record<string, unknown>;
+    const binding = JSON.parse(canonicalJson(action.binding)) as Record<string, unknown>;
+    const hash = actionHash({ userUid: user.uid, botId: ctx.botId, roomToken: ctx.roomToken, providerId: action.providerId, tool: action.tool, args, binding });
+    const id = randomUUID();
+    const superseded = await this.#store.insertReplacing({
+      id,
+      user_uid: user.uid,
+      bot_id: ctx.botId,
+      room_token: ctx.roomToken,
+      provider_id: action.providerId,
+      tool_name: action.tool,
+      args: canonicalJson(args),
+      binding: canonicalJson(binding),
+      description: action.description.slice(0, 2000),
+      action_hash: hash,
+      code,
+      status: 'pending',
+      attempts: 0,
+      created_at: now,
+      expires_at: expiresAt,
+      consumed_at: null,
+      consumed_message_id: null,
+      result: null,
+      updated_at: now,
+    });
+    this.#remember(ctx.roomToken, user.uid, expiresAt);
+    const bot = (await this.#opts.bots?.get(ctx.botId).catch(() => null)) ?? null;
+    const say = (words: string): string => (bot ? `@${bot.mention} ${words}` : words);
+    const minutes = Math.round(this.#ttlMs / 60_000);
+    const text = [
+      `🔐 **Confirmation needed** (code ${code})`,
+      `${bot ? `@${bot.mention}` : 'The bot'} was asked to ${action.description}.`,
+      `This needs your confirmation because it means ${action.reason}.`,
+      `Only ${user.uid} can confirm it, in this conversation, within ${minutes} minutes (until ${hhmm(expiresAt)} UTC): answer \`${say(`yes ${code}`)}\` to go ahead, or \`${say('no')}\` to cancel.`,
+      ...(superseded.length > 0 ? ['Your previous pending request in this conversation is cancelled.'] : []),
+    ].join('\n');
+    const oneToOne = this.#opts.isOneToOne ? await this.#opts.isOneToOne(user, ctx.roomToken).catch(() => false) : false;
+    return { id, code, expiresAt, text, notification: oneToOne ? null : this.#notification(id, code, action, expiresAt, ctx.roomToken), superseded };
+  }
+
+  #notification(id: string, code: string, action: ProposedAction, expiresAt: number, roomToken: string): NotificationPayload {
+    const base = this.#nextcloud.baseUrl.replace(/\/+$/, '').replace(/\/index\.php$/, '');
+    return {
+      params: {
+        object: this.#appId,
+        object_id: id,
+        subject_type: `${this.#appId}_confirmation`,
+        subject_params: {
+          rich_subject: 'Confirmation needed: {action}',
+          rich_subject_params: { action: { type: 'highlight', id, name: action.description.slice(0, 300) } },
+          rich_message: `To go ahead, answer "yes ${code}" to the bot in the conversation before ${hhmm(expiresAt)} UTC. If you did not ask for this, answer "no".`,
+          rich_message_params: {},
+          link: `${base}/index.php/call/${encodeURIComponent(roomToken)}`,
+        },
+      },
+    };
+  }
+
+  /** Posts the request in the room and sends the notification as the user; failures are logged. */
+  async deliver(ctx: InvocationContext, requested: RequestedConfirmation): Promise<{ posted: boolean; notified: boolean }> {
+    let posted = false;
+    let notified = false;
+    if (this.#opts.postToRoom && ctx.roomToken !== null) {
+      try {
+        await this.#opts.postToRoom({ botId: ctx.botId, roomToken: ctx.roomToken }, requested.text);
+        posted = true;
+      } catch (err) {
+        this.#opts.logger?.warn({ err, roomToken: ctx.roomToken }, 'could not post a confirmation request');
+      }
+    }
+    if (requested.notification && ctx.user) {
+      try {
+        await this.#nextcloud.as(ctx.user).ocs('POST', '/ocs/v1.php/apps/app_api/api/v1/notification', { body: requested.notification });
+        notified = true;
+      } catch (err) {
+        this.#opts.logger?.warn({ err }, 'could not send the confirmation notification');
+      }
+    }
+    return { posted, notified };
+  }
+
+  /** Cancels a pending action (e.g. when its request could not be posted). */
+  async cancel(id: string): Promise<boolean> {
+    return this.#store.transition(id, 'pending', 'cancelled', this.#now());
+  }
+
+  async get(id: string): Promise<{ action: StoredAction; status: string; code: string } | null> {
+    const row = await this.#store.get(id);
+    return row ? { action: toStored(row), status: row.status, code: row.code } : null;
+  }
+
+  /**
+   * Call for every verified message BEFORE normal routing. `handled: false` means "not a
+   * confirmation reply": route it as usual. Otherwise the server posts `reply` (as `botId`)
+   * and routes nothing.
+   */
+  async handleReply(message: ParsedMessage, context: ReplyContext): Promise<ReplyOutcome> {
+    if (context.deliveredType !== 'Create' || message.kind !== 'chat' || message.edited || message.attachments.length > 0) return { handled: false };
+    if (message.referenceId !== null && this.#opts.isOwnReferenceId?.(message.referenceId) === true) return { handled: false };
+    const words = await this.#words();
+    this.#wordsCache = words;
+    const parsed = parseConfirmationReply(message.rawText, words);
+    // "yes" alone: parseConfirmationReply wants a code, so try again with a placeholder one.
+    const bare = parsed === null && parseConfirmationReply(`${message.rawText} 0000`, words)?.answer === 'yes';
+    if (parsed === null && !bare) return { handled: false };
+
+    const now = this.#now();
+    const author = context.author;
+    const isUser = message.actor.kind === 'user' && author !== null && author.uid === message.actor.id;
+    const rows = await this.#store.relevant(message.roomToken, isUser ? author.uid : null, now - REPLY_GRACE_MS);
+    const code = parsed?.answer === 'yes' ? parsed.code : null;
+
+    if (!isUser) {
+      const theirs = code ? rows.find((r) => r.room_token === message.roomToken && r.status === 'pending' && r.code === code) : undefined;
+      return theirs ? this.#answer('not-yours', theirs, `This confirmation belongs to ${theirs.user_uid}; only they can confirm it. Nothing was done.`) : { handled: false };
+    }
+
+    const uid = author.uid;
+    const mine = rows.filter((r) => r.user_uid === uid && r.room_token === message.roomToken);
+    const addressed = await this.#addressedBots(message);
+    const mineAddressed = addressed === null ? mine : mine.filter((r) => addressed.has(r.bot_id));
+    const active = mineAddressed.find((r) => r.status === 'pending');
+
+    if (parsed?.answer === 'no') {
+      if (!active) return { handled: false };
+      const cancelled = await this.#store.transition(active.id, 'pending', 'cancelled', now);
+      return cancelled ? this.#answer('cancelled', active, `Cancelled. Nothing was done: ${active.description}.`) : this.#answer('already-used', active, 'That request is no longer pending.');
+    }
+
+    if (bare) {
+      if (!active) return { handled: false };
+      if (Number(active.expires_at) <= now) return this.#expire(active, now);
+      return this.#answer('missing-code', active, 'Nothing was done yet: to confirm, answer with "yes" and the code from the confirmation request, for example `yes 1234`.');
+    }
+
+    if (active && code !== null) {
+      if (Number(active.expires_at) <= now) return this.#expire(active, now);
+      if (active.code !== code) {
+        const attempts = await this.#store.countAttempt(active.id, now);
+        if (attempts >= this.#maxAttempts && (await this.#store.transition(active.id, 'pending', 'cancelled', now))) {
+          return this.#answer('cancelled', active, 'That code is wrong too often; the request is cancelled and nothing was done. Ask again if you still want it.');
+        }
+        return this.#answer('code-mismatch', active, 'That code does not match your pending request. Nothing was done; check the code in the confirmation request.');
+      }
+      return this.#run(active, message, author, now);
+    }
+
+    const sameCode = mineAddressed.find((r) => r.code === code);
+    if (sameCode) {
+      if (sameCode.status === 'running' && sameCode.consumed_message_id === message.messageId.slice(0, 32)) {
+        return this.#answer('interrupted', sameCode, 'This confirmation was being carried out when the service restarted. It is not repeated; please check whether it happened before asking again.');
+      }
+      if (sameCode.status === 'running' || sameCode.status === 'done' || sameCode.status === 'failed') return this.#answer('already-used', sameCode, 'That confirmation was already used; it runs only once.');
+      if (sameCode.status === 'cancelled') return this.#answer('cancelled', sameCode, 'That request was cancelled; nothing was done. Ask again if you still want it.');
+      if (sameCode.status === 'superseded') return this.#answer('superseded', sameCode, 'That request was replaced by a newer one; only the latest request can be confirmed.');
+      return this.#answer('expired', sameCode, 'That confirmation expired; nothing was done. Ask again if you still want it.');
+    }
+    const someoneElses = rows.find((r) => r.room_token === message.roomToken && r.user_uid !== uid && r.code === code && r.status === 'pending');
+    if (someoneElses) return this.#answer('not-yours', someoneElses, `This confirmation belongs to ${someoneElses.user_uid}; only they can confirm it. Nothing was done.`);
+    const elsewhere = rows.find((r) => r.user_uid === uid && r.room_token !== message.roomToken && r.code === code);
+    if (elsewhere) return this.#answer('other-room', elsewhere, 'That confirmation was requested in another conversation; answer there. Nothing was done here.', true);
+    const otherBot = mine.find((r) => r.code === code && r.status === 'pending');
+    if (otherBot) {
+      const bot = await this.#opts.bots?.get(otherBot.bot_id).catch(() => null);
+      return this.#answer('not-addressed', otherBot, `Nothing was done: this confirmation is for ${bot ? `@${bot.mention}` : 'another bot'}; answer that bot.`);
+    }
+    return { handled: false };
+  }
+
+  async #addressedBots(message: ParsedMessage): Promise<Set<string> | null> {
+    const bots = this.#opts.bots;
+    if (!bots) return null;
+    const mentions = await bots.activeMentions();
+    const found = findBotMentions(message.rawText, new Set(mentions.keys()));
+    if (found.length > 0) return new Set(found.map((f) => mentions.get(f.mention)).filter((id): id is string => id !== undefined));
+    const always = this.#opts.alwaysModeBot ? await this.#opts.alwaysModeBot(message.roomToken) : null;
+    return new Set(always ? [always] : []);
+  }
+
+  async #expire(row: ConfirmationRow, now: number): Promise<ReplyOutcome> {
+    await this.#store.transition(row.id, 'pending', 'expired', now);
+    return this.#answer('expired', row, 'That confirmation expired; nothing was done. Ask again if you still want it.');
+  }
+
+  #answer(status: ReplyStatus, row: ConfirmationRow, reply: string, otherRoom = false): ReplyOutcome {
+    // In another room the pending action's bot is not the one addressed here.
+    return { handled: true, status, botId: otherRoom ? null : row.bot_id, reply, action: toStored(row) };
+  }
+
+  async #run(row: ConfirmationRow, message: ParsedMessage, user: ActingUser, now: number): Promise<ReplyOutcome> {
+    // Consumed before anything runs, in its own transaction: a resumed or repeated reply finds it used.
+    if (!(await this.#store.consume(row.id, message.messageId, now))) {
+      return this.#answer('already-used', row, 'That confirmation was already used; it runs only once.');
+    }
+    const action = toStored(row);
+    const finish = async (status: 'done' | 'failed', text: string, result?: ToolResult): Promise<ReplyOutcome> => {
+      await this.#store.transition(row.id, 'running', status, this.#now(), text.slice(0, MAX_RESULT_CHARS));
+      const reply = status === 'done' ? `✅ Done: ${action.description}.` : `Not done: ${action.description}.\n${text}`;
+      return { handled: true, status: status === 'done' ? 'executed' : 'failed', botId: row.bot_id, reply, action, ...(result ? { result } : {}) };
+    };
+    const recomputed = actionHash({ userUid: action.userUid, botId: action.botId, roomToken: action.roomToken, providerId: action.providerId, tool: action.tool, args: action.args, binding: action.binding });
+    if (recomputed !== row.action_hash || action.userUid !== user.uid || action.roomToken !== message.roomToken) {
+      this.#opts.logger?.error({ confirmation: row.id }, 'stored action does not match its hash; refused');
+      return finish('failed', 'The stored action failed its integrity check.');
+    }
+    if (this.#opts.authorize) {
+      const auth = await this.#opts.authorize(action, user).catch((err: unknown) => ({ ok: false as const, reason: err instanceof Error ? err.message : 'authorisation check failed' }));
+      if (!auth.ok) return finish('failed', `You are no longer allowed to do this: ${auth.reason}`);
+    }
+    const executor = this.#executors.get(action.providerId);
+    if (!executor) return finish('failed', 'The tool that prepared this action is not available any more.');
+    let result: ToolResult;
+    try {
+      result = await executor.executeConfirmed(action, user);
+    } catch (err) {
+      this.#opts.logger?.warn({ err, confirmation: row.id, tool: action.tool }, 'confirmed action failed');
+      return finish('failed', 'The action failed.');
+    }
+    const text = firstText(result);
+    return result.isError ? finish('failed', text, result) : finish('done', text, result);
+  }
+
+  /** Deletes rows that expired before `before` (retention; S19). */
+  async prune(before: number): Promise<number> {
+    return this.#store.prune(before);
+  }
+}
