@@ -7,7 +7,18 @@ import { EnabledHandler, type Registrar } from './appapi/enabled-handler.ts';
 import { InitRunner } from './appapi/init-runner.ts';
 import { NextcloudLogForwarder } from './appapi/nextcloud-log.ts';
 import { StatusReporter } from './appapi/status-reporter.ts';
-import { DefaultBotAccessPolicy } from './bots/bot-access.ts';
+import { AgentLoop } from './agent/agent-loop.ts';
+import { loadAgentSettings } from './agent/agent-settings.ts';
+import { GovernanceAccessPolicy, type BotAccessPolicy } from './bots/bot-access.ts';
+import { BotConfigResolver } from './bots/bot-config.ts';
+import { BotDeletion } from './bots/bot-deletion.ts';
+import { DedicatedTalkBotService } from './bots/dedicated-talk-bots.ts';
+import { Governance, registryToolGate } from './bots/governance.ts';
+import { MembershipService } from './bots/memberships.ts';
+import { RoomBots } from './talk/room-bots.ts';
+import { botsApiRoutes } from './server/routes/bots-api.ts';
+import { openApiRoutes } from './server/openapi.ts';
+import { apiDocument } from './server/api-specs.ts';
 import { BotStore } from './bots/bot-store.ts';
 import { ConversationMemory } from './conversation/memory.ts';
 import { TurnRunner } from './conversation/turn-runner.ts';
@@ -15,15 +26,36 @@ import { ChatClient } from './llm/chat-client.ts';
 import { LlmSettingsService } from './llm/llm-settings.ts';
 import { ModelCatalog } from './llm/model-catalog.ts';
 import { createLogger, type Logger } from './log/logger.ts';
+import { McpProviderManager } from './mcp/mcp-provider.ts';
+import { McpServerStore } from './mcp/mcp-server-store.ts';
 import { registerSecret } from './log/redact.ts';
 import { NextcloudClient } from './nextcloud/client.ts';
 import { MessageRouter } from './router/message-router.ts';
+import { QueueProcessor, type QueueRunResult } from './ratelimit/queue-processor.ts';
+import type { RateGateOptions } from './ratelimit/rate-gate.ts';
+import { RateLimiter } from './ratelimit/rate-limiter.ts';
+import { RequestQueue } from './ratelimit/request-queue.ts';
 import { OnboardingService } from './router/onboarding.ts';
 import { createApp } from './server/app.ts';
 import { adminSettingsRoutes } from './server/routes/admin-settings.ts';
 import { lifecycleRoutes } from './server/routes/lifecycle.ts';
+import { loadRateLimitSettings } from './server/routes/ratelimit-admin.ts';
 import { sessionInfoRoutes } from './server/routes/session-info.ts';
 import { staticAssetRoutes } from './server/routes/static-assets.ts';
+import { mcpAdminRoutes } from './server/routes/mcp-admin.ts';
+import { toolsApiRoutes } from './server/routes/tools-api.ts';
+import { rateLimitAdminRoutes } from './server/routes/ratelimit-admin.ts';
+import { tracesApiRoutes } from './server/routes/traces-api.ts';
+import { runtimeStatusRoutes } from './server/routes/runtime-status.ts';
+import { RuntimeMetrics } from './server/runtime-metrics.ts';
+import { ProcessingThread } from './processing/processing-thread.ts';
+import { ConfirmationService } from './confirmations/confirmation-service.ts';
+import { isOwnReferenceId } from './confirmations/reference-ids.ts';
+import { FirstPartyToolProvider, settingsToolPolicy } from './tools/first-party-provider.ts';
+import { requiresConfirmation } from './agent/confirmation.ts';
+import { isTurnTainted } from './agent/turn-taints.ts';
+import { DEFAULT_AFFIRMATIVES, DEFAULT_NEGATIVES, parseConfirmationReply } from './router/confirmation-reply.ts';
+import { Router } from 'express';
 import { openDatabase, type DatabaseHandle } from './storage/database.ts';
 import { migrateToLatest } from './storage/migrate.ts';
 import { SettingsStore } from './storage/settings-store.ts';
@@ -37,6 +69,9 @@ import { RoomInfo } from './talk/room-info.ts';
 import { RoutingIndex } from './talk/routing-index.ts';
 import { sharedTalkBotRegistrar, SHARED_ROUTE, TalkIdentities } from './talk/talk-identities.ts';
 import { talkWebhookRoutes } from './talk/webhook-route.ts';
+import { ToolAssignmentStore } from './tools/tool-assignments.ts';
+import { ToolRegistry } from './tools/tool-registry.ts';
+import { TraceStore } from './traces/trace-store.ts';
 import { loadVaultKey, Vault } from './vault/vault.ts';
 
 export interface Application {
@@ -54,8 +89,38 @@ export interface Application {
   index: RoutingIndex;
   init: InitRunner;
   enabled: EnabledHandler;
+  /** Tool providers (core, first-party, MCP servers and companions). */
+  registry: ToolRegistry;
+  toolAssignments: ToolAssignmentStore;
+  mcpServers: McpServerStore;
+  /** Call sync() after every change to the stored MCP servers. */
+  mcpProviders: McpProviderManager;
+  rateLimiter: RateLimiter;
+  requestQueue: RequestQueue;
+  /** Replays queued turns now (the admin's "process queue now"); the same work as the background processor. */
+  processQueueNow(): Promise<QueueRunResult>;
+  traces: TraceStore;
+  agent: AgentLoop;
+  /** The Talk worker and queue, here or in the processing thread. */
+  processing: ProcessingControl;
   close(): Promise<void>;
 }
+
+export interface ProcessingControl {
+  notify(): void;
+  idle(timeoutMs?: number): Promise<void>;
+  processQueueNow(): Promise<QueueRunResult>;
+  /** Admin changes (models, MCP servers, limits, bots) reach the processing side. */
+  settingsChanged(): Promise<void>;
+  runtime(seconds: number): Promise<unknown>;
+}
+
+/**
+ * 'all': one thread does everything (tests). 'http': the webhook intake and
+ * the API here, the Talk worker in a processing thread (production).
+ * 'processing': that thread's side.
+ */
+export type Role = 'all' | 'http' | 'processing';
 
 export interface BuildOptions {
   logger?: Logger;
@@ -71,10 +136,23 @@ export interface BuildOptions {
   maxEventAgeMs?: number;
   /** Don't start the inbox worker (benchmarks of the intake alone). */
   startWorker?: boolean;
+  /** How often queued (rate-limited) turns are retried in the background; 0 = only on request. Default 15 s. */
+  queuePollMs?: number;
+  /** Who may use a bot (default: local users only). */
+  botAccess?: BotAccessPolicy;
+  /** How later model calls of a turn wait out short rate-limit refusals. */
+  rateGate?: RateGateOptions;
+  /** Time-based flush interval of streamed replies (default 500 ms). */
+  replyTickMs?: number;
+  role?: Role;
+  /** In the processing role: refreshes the intake's routing index on the HTTP thread. */
+  refreshHttpIndex?: () => Promise<void>;
 }
 
 const REPO_ROOT = new URL('..', import.meta.url).pathname;
 const DAY = 24 * 3600_000;
+export const TRACE_RETENTION_KEY = 'traces.retention-days';
+const DEFAULT_TRACE_RETENTION_DAYS = 30;
 
 /** The composition root: every module is wired here, and only here. */
 export async function buildApplication(config: AppConfig, options: BuildOptions = {}): Promise<Application> {
@@ -112,7 +190,26 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   // Models
   const llmSettings = new LlmSettingsService(settings, vault);
   const catalog = new ModelCatalog({ settings: llmSettings, fetch: options.llmFetch, now });
-  const chat = new ChatClient({ settings: llmSettings, catalog, fetch: options.llmFetch, logger });
+
+  // Rate limits per model call (instance, user, guest room), the durable queue, and traces.
+  const rateLimiter = new RateLimiter(db, () => loadRateLimitSettings(settings, logger), now);
+  const requestQueue = new RequestQueue(db, { now });
+  const traces = new TraceStore(db, { now, logger });
+  const chat = new ChatClient({ settings: llmSettings, catalog, fetch: observingRateLimits(options.llmFetch ?? fetch, rateLimiter, logger), logger });
+
+  // Tools: the registry with MCP servers and companions; assignments by name.
+  const registry = new ToolRegistry({ logger });
+  const toolAssignments = new ToolAssignmentStore(db, now);
+  const mcpServers = new McpServerStore(db, vault, now);
+  const mcpProviders = new McpProviderManager({ registry, store: mcpServers, logger, now });
+  await mcpProviders.sync();
+  let firstParty: FirstPartyToolProvider | null = null;
+  // First-party tools ask for the user's confirmation themselves (S7); other writes after untrusted content are held back (S6).
+  const agent = new AgentLoop({
+    chat,
+    logger,
+    confirm: (call, policy, taint) => (firstParty?.providesTool(call.name) ? { required: false } : requiresConfirmation(call, policy, taint)),
+  });
 
   // Talk pipeline: webhook → inbox → worker → router → turn → streamed reply
   const bots = new BotStore(db, now);
@@ -120,14 +217,76 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   const memory = new ConversationMemory(db, now);
   const identities = new TalkIdentities({ db, vault, nextcloud, now });
   const inbox = new Inbox(db, now);
-  const index = new RoutingIndex(db);
+  const role: Role = options.role ?? 'all';
+  const index = new RoutingIndex(db, role === 'processing' ? (options.refreshHttpIndex ?? null) : null);
   await index.refresh();
   const rooms = new RoomInfo(nextcloud, { now });
-  const router = new MessageRouter({ bots, access: new DefaultBotAccessPolicy(), onboarding, memory, rooms });
-  const turns = new TurnRunner({ chat, settings: llmSettings, memory, onboarding, logger, now });
+  // Governance: visibility scopes, approvals and the version a person talks to.
+  const memberships = new MembershipService(nextcloud, { now });
+  const dedicated = new DedicatedTalkBotService({ db, identities });
+  const governance = new Governance({ db, memberships, models: catalog, tools: registryToolGate(registry), dedicated, logger, now });
+  const access = options.botAccess ?? new GovernanceAccessPolicy({ memberships, logger });
+  const resolver = new BotConfigResolver(db);
+  const deletion = new BotDeletion({ db, queue: requestQueue, traces, dedicated, logger });
+  const router = new MessageRouter({ bots, access, onboarding, memory, rooms, resolver });
+  const turns = new TurnRunner({
+    chat,
+    settings: llmSettings,
+    memory,
+    onboarding,
+    logger,
+    now,
+    ...(options.replyTickMs !== undefined ? { tickMs: options.replyTickMs } : {}),
+    tools: { registry, assignments: toolAssignments },
+    agent,
+    agentSettings: () => loadAgentSettings(settings),
+    rateLimits: {
+      limiter: rateLimiter,
+      queue: requestQueue,
+      queueMessage: async () => (await loadRateLimitSettings(settings, logger)).queueMessage,
+      ...(options.rateGate ? { gate: options.rateGate } : {}),
+    },
+    traces,
+  });
   const sender = new BotSender({ nextcloud, identities, logger });
   const referenceSalt = (await settings.get<string>('talk.reference-salt')) ?? randomBytes(16).toString('hex');
   await settings.set('talk.reference-salt', referenceSalt);
+
+  // First-party Files, Sharing and Calendar tools in user mode, with server-recorded confirmations.
+  const confirmations = new ConfirmationService({
+    db,
+    nextcloud,
+    appId: config.appId,
+    now,
+    bots,
+    alwaysModeBot: (token) => onboarding.alwaysModeBot(token),
+    isOneToOne: async (user, token) => (await rooms.forUser(user, token))?.oneToOne ?? false,
+    postToRoom: async ({ botId, roomToken }, text) => {
+      const route = await identities.replyRoute(roomToken, botId, SHARED_ROUTE);
+      await sender.send(route, roomToken, { message: text, replyTo: null, referenceId: randomBytes(32).toString('hex') });
+    },
+    authorize: async (action, user) => {
+      const bot = await bots.get(action.botId);
+      if (!bot?.active) return { ok: false, reason: 'the bot is no longer active' };
+      if (!(await access.canUse(bot, { kind: 'user', uid: user.uid })).allowed) return { ok: false, reason: 'you may no longer use this bot' };
+      const assigned = await toolAssignments.list(action.botId);
+      if (!assigned.some((a) => a.name === action.tool)) return { ok: false, reason: 'the tool is no longer assigned to this bot' };
+      return { ok: true };
+    },
+    isOwnReferenceId: (id) => isOwnReferenceId(referenceSalt, id),
+    logger,
+  });
+  firstParty = new FirstPartyToolProvider({
+    nextcloud,
+    confirmations,
+    serverPolicy: settingsToolPolicy(() => settings.get('tools.first-party.rules')),
+    isTainted: isTurnTainted,
+    now,
+    logger,
+  });
+  registry.register(firstParty, 'first-party');
+  confirmations.registerExecutor(firstParty);
+  await confirmations.loadIndex();
   const processor = new EventProcessor({
     inbox,
     verifier: new MessageVerifier(nextcloud, logger),
@@ -143,7 +302,11 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     logger,
     now,
     options: { maxAgeMs: options.maxEventAgeMs ?? 10 * 60_000, linkAllowList: () => [], referenceSalt },
+    bots,
+    access,
+    confirmations,
   });
+  const queueProcessor = new QueueProcessor({ queue: requestQueue, handler: processor, db, logger });
   const worker = new InboxWorker({ inbox, processor, logger, options: { concurrency: config.workerConcurrency, ...options.worker } });
 
   const reporter = new StatusReporter(nextcloud);
@@ -157,6 +320,34 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   );
   const registrars: Registrar[] = [sharedTalkBotRegistrar(identities, logger)];
   const enabled = new EnabledHandler(registrars, logger);
+  const metrics = new RuntimeMetrics();
+
+  const settingsChangedHere = async () => {
+    catalog.invalidate();
+    await mcpProviders.sync();
+    await index.refresh();
+  };
+  let thread: ProcessingThread | null = null;
+  const processing: ProcessingControl = {
+    notify: () => (thread ? thread.notify() : worker.notify()),
+    idle: (timeoutMs) => (thread ? thread.idle(timeoutMs) : worker.idle(timeoutMs)),
+    processQueueNow: () => (thread ? (thread.processQueueNow() as Promise<QueueRunResult>) : queueProcessor.processNow()),
+    settingsChanged: async () => {
+      await settingsChangedHere();
+      if (thread) await thread.settingsChanged();
+    },
+    runtime: async (seconds) => (thread ? thread.runtime(seconds) : metrics.snapshot(seconds)),
+  };
+  // After an admin or owner changes configuration, the processing side reloads it.
+  const propagateChanges = Router();
+  propagateChanges.use(/^\/api\/v1\/(admin|bots)\//, (req, res, next) => {
+    if (req.method !== 'GET') {
+      res.on('finish', () => {
+        if (res.statusCode < 400) void processing.settingsChanged().catch((err: unknown) => logger.warn({ err }, 'could not propagate a configuration change'));
+      });
+    }
+    next();
+  });
 
   const app = createApp({
     appId: config.appId,
@@ -164,20 +355,61 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     logger,
     routers: [
       lifecycleRoutes({ init, enabled, logger }),
-      talkWebhookRoutes([SHARED_ROUTE], { inbox, index, logger, notify: () => worker.notify() }),
+      talkWebhookRoutes([SHARED_ROUTE], { inbox, index, logger, notify: () => processing.notify(), alsoRelevant: (room, actor, rawText) =>
+          // The processing thread records pending confirmations; a reply that looks like one is kept either way.
+          confirmations.mightConcern(room, actor, rawText) || parseConfirmationReply(rawText, { affirmatives: DEFAULT_AFFIRMATIVES, negatives: DEFAULT_NEGATIVES }) !== null,
+      }),
+      propagateChanges,
       sessionInfoRoutes({ adminCheck, version: config.appVersion }),
       adminSettingsRoutes({ llmSettings, catalog, adminCheck, logger }),
+      mcpAdminRoutes({ store: mcpServers, manager: mcpProviders, adminCheck, logger }),
+      toolsApiRoutes({ registry, assignments: toolAssignments, bots, adminCheck, logger, mcp: { store: mcpServers, manager: mcpProviders } }),
+      rateLimitAdminRoutes({ settings, limiter: rateLimiter, queue: requestQueue, processQueueNow: () => processing.processQueueNow(), adminCheck, logger }),
+      tracesApiRoutes({ traces, adminCheck, logger }),
+      botsApiRoutes({
+        governance,
+        access,
+        resolver,
+        deletion,
+        rooms: new RoomBots({ nextcloud, db }),
+        dedicated,
+        memberships,
+        nextcloud,
+        adminCheck,
+        logger,
+        onChange: () => processing.settingsChanged(),
+      }),
+      openApiRoutes(() => apiDocument(config.appVersion) as never),
+      runtimeStatusRoutes({
+        adminCheck,
+        logger,
+        snapshot: async (seconds) => ({ http: metrics.snapshot(seconds), processing: thread ? await thread.runtime(seconds) : null }),
+        inboxBacklog: () => inbox.pendingCount(),
+      }),
       staticAssetRoutes(options.exAppDir ?? join(REPO_ROOT, 'ex_app')),
     ],
   });
 
-  if (options.startWorker !== false) await worker.start();
+  const runsWorker = role !== 'http' && options.startWorker !== false;
+  if (runsWorker) await worker.start();
+  if (runsWorker) queueProcessor.start(options.queuePollMs ?? 15_000);
+  if (role === 'http') {
+    thread = await ProcessingThread.start(config, { pgSchema: options.pgSchema, refreshIndex: () => index.refresh(), logger });
+  }
+  const pruneTraces = async () => {
+    const days = await settings.get<number>(TRACE_RETENTION_KEY);
+    await traces.prune(typeof days === 'number' && Number.isFinite(days) && days >= 1 ? days : DEFAULT_TRACE_RETENTION_DAYS);
+  };
+  await pruneTraces().catch((err: unknown) => logger.warn({ err }, 'trace retention failed'));
   const maintenance = setInterval(() => {
     void (async () => {
       const s = await llmSettings.get();
       await memory.pruneOlderThan(s.conversationRetentionDays);
       await inbox.pruneHandled(7 * DAY);
       await index.refresh();
+      await pruneTraces();
+      await requestQueue.purgeFinished();
+      await rateLimiter.pruneIdle();
     })().catch((err: unknown) => logger.warn({ err }, 'maintenance failed'));
   }, 3600_000);
   maintenance.unref();
@@ -197,10 +429,44 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     index,
     init,
     enabled,
+    registry,
+    toolAssignments,
+    mcpServers,
+    mcpProviders,
+    rateLimiter,
+    requestQueue,
+    processQueueNow: () => queueProcessor.processNow(),
+    traces,
+    agent,
+    processing,
     close: async () => {
       clearInterval(maintenance);
+      metrics.stop();
+      if (thread) await thread.stop();
       await worker.stop();
+      await queueProcessor.stop();
+      await mcpProviders.close();
       await database.close();
     },
+  };
+}
+
+/**
+ * Passes provider rate-limit headers of chat responses (x-ratelimit-*, ratelimit-*,
+ * retry-after) to the limiter, which then holds calls until the provider has room.
+ */
+function observingRateLimits(base: typeof fetch, limiter: RateLimiter, logger: Logger): typeof fetch {
+  return async (input, init) => {
+    const res = await base(input, init);
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    if (/\/chat\/completions(?:[?#]|$)/.test(url)) {
+      const headers: Record<string, string> = {};
+      res.headers.forEach((value, name) => {
+        const n = name.toLowerCase();
+        if (n.startsWith('x-ratelimit-') || n.startsWith('ratelimit') || n === 'retry-after') headers[n] = value;
+      });
+      if (Object.keys(headers).length > 0) void limiter.observeProviderHeaders('chat', headers).catch((err: unknown) => logger.warn({ err }, 'could not record provider rate-limit headers'));
+    }
+    return res;
   };
 }

@@ -18,7 +18,8 @@ async function main(): Promise<void> {
   delete process.env.APP_SECRET;
   delete process.env.EDUCAI_VAULT_KEY;
 
-  const application = await buildApplication(config);
+  // The Talk worker runs in its own thread so webhooks are acknowledged at once (EDUCAI_SINGLE_THREAD=1 to disable).
+  const application = await buildApplication(config, { role: process.env.EDUCAI_SINGLE_THREAD === '1' ? 'all' : 'http' });
   const { logger } = application;
   const server = createServer(application.app);
   server.keepAliveTimeout = 65_000;

@@ -15,6 +15,11 @@ export type Decision =
   /** Run the bot on `userText`; `preface` is sent first (e.g. the end of onboarding). */
   | { kind: 'turn'; bot: Bot; userText: string; preface: string | null; addressed: boolean; stateChanged: boolean };
 
+/** Picks the configuration a person talks to: the approved snapshot, or the pending version for its owner and tester (S10). */
+export interface BotResolver {
+  effectiveBot(bot: Bot, actor: { kind: ParsedMessage['actor']['kind']; uid: string; user?: ActingUser }): Promise<Bot>;
+}
+
 export interface RouteInput {
   /** Talk's own, verified copy of the message (S3). */
   message: ParsedMessage;
@@ -34,8 +39,10 @@ export class MessageRouter {
   readonly #onboarding: OnboardingService;
   readonly #memory: ConversationMemory;
   readonly #rooms: RoomInfo;
+  readonly #resolver: BotResolver | null;
 
-  constructor(deps: { bots: BotStore; access: BotAccessPolicy; onboarding: OnboardingService; memory: ConversationMemory; rooms: RoomInfo }) {
+  constructor(deps: { bots: BotStore; access: BotAccessPolicy; onboarding: OnboardingService; memory: ConversationMemory; rooms: RoomInfo; resolver?: BotResolver }) {
+    this.#resolver = deps.resolver ?? null;
     this.#bots = deps.bots;
     this.#access = deps.access;
     this.#onboarding = deps.onboarding;
@@ -59,12 +66,12 @@ export class MessageRouter {
     for (const match of found) {
       const bot = await this.#bots.getByMention(match.mention);
       if (!bot || !bot.active) continue;
-      const access = await this.#access.canUse(bot, { kind: message.actor.kind, uid: message.actor.id });
+      const access = await this.#access.canUse(bot, this.#actor(message, author));
       if (!access.allowed) {
         return { kind: 'reply', bot: null, text: refusal(bot, access.reason), stateChanged: false };
       }
       const userText = renderMessageText(stripMention(message.rawText, bot.mention), message.parameters).trim();
-      return this.#addressed(bot, message, userText, author, roomFacts);
+      return this.#addressed(await this.#effective(bot, message, author), message, userText, author, roomFacts);
     }
 
     // Plain messages: an onboarding in progress takes them as answers, then the always-mode bot.
@@ -72,19 +79,27 @@ export class MessageRouter {
     for (const state of inProgress) {
       const bot = await this.#bots.get(state.botId);
       if (!bot?.active) continue;
-      if (!(await this.#access.canUse(bot, { kind: message.actor.kind, uid: message.actor.id })).allowed) continue;
-      return this.#answerOnboarding(bot, message, renderMessageText(message.rawText, message.parameters).trim(), author, roomFacts);
+      if (!(await this.#access.canUse(bot, this.#actor(message, author))).allowed) continue;
+      return this.#answerOnboarding(await this.#effective(bot, message, author), message, renderMessageText(message.rawText, message.parameters).trim(), author, roomFacts);
     }
     const alwaysId = await this.#onboarding.alwaysModeBot(message.roomToken);
     if (alwaysId) {
       const bot = await this.#bots.get(alwaysId);
-      if (bot?.active && (await this.#access.canUse(bot, { kind: message.actor.kind, uid: message.actor.id })).allowed) {
+      if (bot?.active && (await this.#access.canUse(bot, this.#actor(message, author))).allowed) {
         const userText = renderMessageText(message.rawText, message.parameters).trim();
         if (userText === '' && message.attachments.length === 0) return { kind: 'ignore', reason: 'empty' };
-        return { kind: 'turn', bot, userText, preface: null, addressed: false, stateChanged: false };
+        return { kind: 'turn', bot: await this.#effective(bot, message, author), userText, preface: null, addressed: false, stateChanged: false };
       }
     }
     return { kind: 'ignore', reason: 'not addressed' };
+  }
+
+  #actor(message: ParsedMessage, author: ActingUser | null) {
+    return { kind: message.actor.kind, uid: message.actor.id, ...(author ? { user: author } : {}) };
+  }
+
+  async #effective(bot: Bot, message: ParsedMessage, author: ActingUser | null): Promise<Bot> {
+    return this.#resolver ? this.#resolver.effectiveBot(bot, this.#actor(message, author)) : bot;
   }
 
   async #addressed(bot: Bot, message: ParsedMessage, userText: string, author: ActingUser | null, roomFacts: () => Promise<RoomFacts | null>): Promise<Decision> {

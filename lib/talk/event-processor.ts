@@ -1,19 +1,24 @@
+import type { BotAccessPolicy } from '../bots/bot-access.ts';
+import type { BotStore } from '../bots/bot-store.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import { issueForStoredPrincipal } from '../nextcloud/identity.ts';
+import type { QueuedTurnHandler, ReplayOutcome } from '../ratelimit/queue-processor.ts';
+import type { QueuedRequest } from '../ratelimit/request-queue.ts';
 import type { OnboardingService } from '../router/onboarding.ts';
 import type { MessageRouter } from '../router/message-router.ts';
-import type { TurnRunner } from '../conversation/turn-runner.ts';
+import type { QueuedTurnPayload, TurnRunner } from '../conversation/turn-runner.ts';
 import type { BotSender } from './bot-sender.ts';
 import type { Inbox, InboxEvent } from './inbox.ts';
 import type { MessageVerifier } from './message-verifier.ts';
 import type { ParsedMessage } from './message-parser.ts';
 import type { ReplyLog, LoggedChunk } from './reply-log.ts';
 import { ReplySanitizer } from './reply-sanitizer.ts';
-import { ReplyStream } from './reply-stream.ts';
+import { ReplyStream, type ReplyTarget } from './reply-stream.ts';
 import type { RoomInfo } from './room-info.ts';
 import type { RoutingIndex } from './routing-index.ts';
 import type { TalkIdentities } from './talk-identities.ts';
+import type { ConfirmationService } from '../confirmations/confirmation-service.ts';
 
 export type ProcessOutcome = 'answered' | 'ignored' | 'unverified' | 'duplicate' | 'stale';
 
@@ -34,6 +39,8 @@ export const STALE_REPLY = "Sorry, this took too long to process. Please send yo
  * restart interrupted without repeating what was already posted.
  */
 export interface ProcessorDeps {
+  /** Server-recorded confirmations (S7): a reply like "yes 4821" is handled before normal routing. */
+  confirmations?: ConfirmationService;
   inbox: Inbox;
   verifier: MessageVerifier;
   router: MessageRouter;
@@ -48,9 +55,12 @@ export interface ProcessorDeps {
   logger: Logger;
   now?: () => number;
   options: ProcessorOptions;
+  /** For replaying queued turns: the bot must still exist, be active and usable by the user. */
+  bots?: BotStore;
+  access?: BotAccessPolicy;
 }
 
-export class EventProcessor {
+export class EventProcessor implements QueuedTurnHandler {
   readonly #deps: ProcessorDeps & { now: () => number };
 
   constructor(deps: ProcessorDeps) {
@@ -69,21 +79,24 @@ export class EventProcessor {
     await d.identities.sawRoom(event.roomToken, event.route);
 
     const message = verified.message;
+    if (d.confirmations) {
+      const confirmed = await d.confirmations.handleReply(message, { author: verified.author, deliveredType: event.payload.type });
+      if (confirmed.handled) {
+        const route = confirmed.botId ? await d.identities.replyRoute(event.roomToken, confirmed.botId, event.route) : event.route;
+        const previous = await this.#reconcile(event.id, event.roomToken, message, witness);
+        const target: ReplyTarget = { inboxId: event.id, route, roomToken: event.roomToken, replyTo: replyTarget(message), inThread: message.threadId !== null };
+        if (previous.every((c) => !c.posted) && confirmed.reply) await this.#stream(target, message, previous).post(confirmed.reply);
+        return 'answered';
+      }
+    }
     const decision = await d.router.route({ message, author: verified.author });
     if (decision.kind !== 'ignore' && decision.stateChanged) await d.index.refresh();
     if (decision.kind === 'ignore') return 'ignored';
 
     const route = decision.bot ? await d.identities.replyRoute(event.roomToken, decision.bot.id, event.route) : event.route;
-    const previous = await this.#reconcile(event, message, witness);
-    const stream = new ReplyStream({
-      target: { inboxId: event.id, route, roomToken: event.roomToken, replyTo: replyTarget(message), inThread: message.threadId !== null },
-      sender: d.sender,
-      log: d.replyLog,
-      sanitizer: new ReplySanitizer({ nextcloudOrigin: d.nextcloud.baseUrl, allowedHosts: d.options.linkAllowList(), userText: mentionsAsTyped(message) }),
-      salt: d.options.referenceSalt,
-      now: d.now,
-      previous,
-    });
+    const previous = await this.#reconcile(event.id, event.roomToken, message, witness);
+    const target: ReplyTarget = { inboxId: event.id, route, roomToken: event.roomToken, replyTo: replyTarget(message), inThread: message.threadId !== null };
+    const stream = this.#stream(target, message, previous);
     const postedBefore = previous.filter((c) => c.posted);
 
     if (d.now() - event.receivedAt > d.options.maxAgeMs && postedBefore.length === 0) {
@@ -100,8 +113,88 @@ export class EventProcessor {
       else alreadyPosted = postedBefore.slice(1).map((c) => c.text).join('\n\n');
     }
     const room = verified.author ? await d.rooms.forUser(verified.author, event.roomToken) : null;
-    await d.turns.run({ bot: decision.bot, message, userText: decision.userText, roomName: room?.displayName ?? '', stream, alreadyPosted });
+    await d.turns.run({
+      bot: decision.bot,
+      message,
+      author: verified.author,
+      userText: decision.userText,
+      roomName: room?.displayName ?? '',
+      stream,
+      alreadyPosted,
+      addressed: decision.addressed,
+      reply: { route, replyTo: target.replyTo, inThread: target.inThread },
+      untrusted: stream.sanitizer,
+    });
     return 'answered';
+  }
+
+  /**
+   * A turn that waited in the rate-limit queue. The message is the copy Talk
+   * confirmed when it arrived; the author is the uid recorded then. Replies go
+   * to the stored target, logged under the negative queue id so a crash mid-reply
+   * resumes without repeating.
+   */
+  async replay(request: QueuedRequest): Promise<ReplayOutcome> {
+    const d = this.#deps;
+    const payload = queuedPayload(request.inboxPayload);
+    if (payload === null) throw new Error('queued request without a readable payload');
+    const bot = d.bots ? await d.bots.get(request.botId) : null;
+    if (!bot || !bot.active) return { kind: 'gone' };
+    const message = payload.message;
+    if (d.access && !(await d.access.canUse(bot, { kind: message.actor.kind, uid: message.actor.id })).allowed) return { kind: 'gone' };
+    const author = request.uid !== null && message.actor.kind === 'user' && message.actor.id === request.uid ? issueForStoredPrincipal(request.uid) : null;
+
+    const replyId = -request.id;
+    const witness = await this.#roomWitness(request.roomToken);
+    const previous = await this.#reconcile(replyId, request.roomToken, message, witness);
+    const replyTo = request.replyTo !== null && /^\d+$/.test(request.replyTo) ? Number(request.replyTo) : null;
+    const target: ReplyTarget = { inboxId: replyId, route: request.route, roomToken: request.roomToken, replyTo, inThread: payload.inThread };
+    const stream = this.#stream(target, message, previous);
+    const postedBefore = previous.filter((c) => c.posted).map((c) => c.text);
+    const alreadyPosted = [payload.alreadyPosted, ...postedBefore].filter((t) => t !== '').join('\n\n');
+    const result = await d.turns.run({
+      bot,
+      message,
+      author,
+      userText: payload.userText,
+      roomName: payload.roomName,
+      stream,
+      alreadyPosted,
+      addressed: payload.addressed,
+      reply: { route: request.route, replyTo, inThread: payload.inThread },
+      replay: { queueId: request.id },
+      untrusted: stream.sanitizer,
+    });
+    if (result.status === 'deferred') return { kind: 'deferred', retryAfterMs: result.retryAfterMs ?? 1000, level: result.level ?? 'instance' };
+    if (result.status === 'error' && result.retryable) return { kind: 'retry', reason: 'the answer failed before anything was posted' };
+    await this.#forgetReply(replyId);
+    return { kind: 'answered' };
+  }
+
+  /** A notice about a queued request (expired, failed, bot gone), posted to its room. */
+  async tell(request: QueuedRequest, text: string): Promise<void> {
+    const payload = queuedPayload(request.inboxPayload);
+    const replyId = -request.id;
+    const replyTo = request.replyTo !== null && /^\d+$/.test(request.replyTo) ? Number(request.replyTo) : null;
+    const previous = await this.#deps.replyLog.list(replyId);
+    const stream = this.#stream(
+      { inboxId: replyId, route: request.route, roomToken: request.roomToken, replyTo, inThread: payload?.inThread ?? false },
+      payload?.message ?? null,
+      previous,
+    );
+    await stream.post(text);
+    await this.#forgetReply(replyId);
+  }
+
+  #stream(target: ReplyTarget, message: ParsedMessage | null, previous: LoggedChunk[]): ReplyStream & { sanitizer: ReplySanitizer } {
+    const d = this.#deps;
+    const sanitizer = new ReplySanitizer({ nextcloudOrigin: d.nextcloud.baseUrl, allowedHosts: d.options.linkAllowList(), userText: message ? mentionsAsTyped(message) : '' });
+    const stream = new ReplyStream({ target, sender: d.sender, log: d.replyLog, sanitizer, salt: d.options.referenceSalt, now: d.now, previous });
+    return Object.assign(stream, { sanitizer });
+  }
+
+  async #forgetReply(replyId: number): Promise<void> {
+    for (const c of await this.#deps.replyLog.list(replyId)) await this.#deps.replyLog.drop(replyId, c.seq);
   }
 
   /**
@@ -109,9 +202,9 @@ export class EventProcessor {
    * Talk before a crash: Talk's chat (read as a room member) tells, by its
    * reference id.
    */
-  async #reconcile(event: InboxEvent, message: ParsedMessage, witness: string | null): Promise<LoggedChunk[]> {
+  async #reconcile(replyId: number, roomToken: string, message: ParsedMessage, witness: string | null): Promise<LoggedChunk[]> {
     const d = this.#deps;
-    const chunks = await d.replyLog.list(event.id);
+    const chunks = await d.replyLog.list(replyId);
     const open = chunks.filter((c) => !c.posted);
     if (open.length === 0) return chunks;
     const reader = message.actor.kind === 'user' ? message.actor.id : witness;
@@ -119,20 +212,20 @@ export class EventProcessor {
     if (reader) {
       try {
         const recent = await d.nextcloud.as(issueForStoredPrincipal(reader)).ocs<Array<{ referenceId?: string }>>('GET', '/ocs/v2.php/apps/spreed/api/v1/chat/{token}', {
-          params: { token: event.roomToken },
+          params: { token: roomToken },
           query: { lookIntoFuture: 0, limit: 100, setReadMarker: 0, includeLastKnown: 0 },
         });
         seen = new Set(recent.map((m) => m.referenceId ?? '').filter(Boolean));
       } catch (err) {
-        d.logger.warn({ err, roomToken: event.roomToken }, 'could not read the chat to reconcile an interrupted reply');
+        d.logger.warn({ err, roomToken }, 'could not read the chat to reconcile an interrupted reply');
       }
     }
     for (const c of open) {
       if (seen.has(c.referenceId)) {
-        await d.replyLog.posted(event.id, c.seq);
+        await d.replyLog.posted(replyId, c.seq);
         c.posted = true;
       } else {
-        await d.replyLog.drop(event.id, c.seq);
+        await d.replyLog.drop(replyId, c.seq);
       }
     }
     return chunks.filter((c) => c.posted);
@@ -143,6 +236,21 @@ export class EventProcessor {
     const states = await this.#deps.onboarding.roomStates(roomToken);
     return states[0]?.activatedBy ?? null;
   }
+}
+
+function queuedPayload(value: unknown): QueuedTurnPayload | null {
+  if (value === null || typeof value !== 'object') return null;
+  const p = value as Partial<QueuedTurnPayload>;
+  if (p.v !== 1 || !p.message || typeof p.message !== 'object' || typeof p.userText !== 'string') return null;
+  return {
+    v: 1,
+    message: p.message,
+    userText: p.userText,
+    roomName: typeof p.roomName === 'string' ? p.roomName : '',
+    alreadyPosted: typeof p.alreadyPosted === 'string' ? p.alreadyPosted : '',
+    addressed: p.addressed !== false,
+    inThread: p.inThread === true,
+  };
 }
 
 /** The first chunk replies to the user's message, or to its reply parent; inside a thread, to the message itself. */

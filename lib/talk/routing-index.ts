@@ -8,12 +8,15 @@ import type { Database } from '../storage/schema.ts';
  */
 export class RoutingIndex {
   readonly #db: Kysely<Database>;
+  readonly #afterRefresh: (() => Promise<void>) | null;
   #mentions = new Set<string>();
   #activeRooms = new Set<string>();
   #refreshing: Promise<void> | null = null;
 
-  constructor(db: Kysely<Database>) {
+  /** `afterRefresh` lets the processing thread refresh the intake's copy too. */
+  constructor(db: Kysely<Database>, afterRefresh: (() => Promise<void>) | null = null) {
     this.#db = db;
+    this.#afterRefresh = afterRefresh;
   }
 
   get mentions(): ReadonlySet<string> {
@@ -35,6 +38,11 @@ export class RoutingIndex {
   }
 
   async #load(): Promise<void> {
+    await this.#loadHere();
+    await this.#afterRefresh?.();
+  }
+
+  async #loadHere(): Promise<void> {
     const bots = await this.#db.selectFrom('bots').select('mention').where('active', '=', 1).execute();
     const rooms = await this.#db
       .selectFrom('room_states')

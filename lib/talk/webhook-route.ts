@@ -12,8 +12,8 @@ export interface WebhookDeps {
   inbox: Inbox;
   index: RoutingIndex;
   logger: Logger;
-  /** Extra relevance checks (e.g. a pending confirmation of this actor in this room). */
-  alsoRelevant?: (roomToken: string, actorId: string) => boolean;
+  /** Extra relevance checks (e.g. a reply to a pending confirmation). */
+  alsoRelevant?: (roomToken: string, actorId: string, rawText: string) => boolean;
   /** Wakes the worker after an insert. */
   notify: () => void;
   maxBodyBytes?: number;
@@ -63,7 +63,7 @@ async function accept(route: string, req: Request, res: Response, deps: WebhookD
         (findBotMentions(message.rawText, deps.index.mentions).length > 0 ||
           parseResetCommand(message.rawText) !== null ||
           deps.index.roomIsActive(message.roomToken) ||
-          (deps.alsoRelevant?.(message.roomToken, message.actor.rawId) ?? false));
+          (deps.alsoRelevant?.(message.roomToken, message.actor.rawId, message.rawText) ?? false));
   if (!relevant) {
     res.json({ status: 'ignored' });
     return;

@@ -32,7 +32,7 @@ export class ExAppProcess {
       } catch {
         return false;
       }
-    }, 'the ExApp to start', 20_000);
+    }, 'the ExApp to start', 60_000);
   }
 
   kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {

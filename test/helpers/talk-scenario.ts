@@ -52,7 +52,8 @@ export async function startTalkScenario(options: HarnessOptions & { dialect: Dia
       return msg;
     },
     async createBot(input, owner = 'alice') {
-      const bot = await h.application.bots.create({ displayName: input.mention, systemPrompt: `You are ${input.mention}.`, ...input }, owner);
+      // A published global bot, so everyone in the test rooms may use it.
+      const bot = await h.application.bots.create({ displayName: input.mention, systemPrompt: `You are ${input.mention}.`, visibility: 'global', ...input }, owner, { approvalStatus: 'approved' });
       await h.application.index.refresh();
       return bot;
     },
@@ -76,7 +77,7 @@ export async function startTalkScenario(options: HarnessOptions & { dialect: Dia
       await scenario.say(token, uid, mode);
       await scenario.idle();
     },
-    idle: () => h.application.worker.idle(),
+    idle: () => h.application.processing.idle(),
     bot: (token) => h.nc.botMessages.filter((m) => m.token === token && m.status === 201).map((m) => ({ message: m.message, replyTo: m.replyTo })),
     async close() {
       await h.close();

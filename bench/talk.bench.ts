@@ -1,0 +1,220 @@
+/**
+ * The Talk pipeline under load. The ExApp runs as its own process
+ * (`node lib/main.ts`, embedded SQLite); the fake Nextcloud and the load
+ * generator run here, the 20 tokens/s fake model in a third process.
+ * - webhook_ack_p50_ms / webhook_ack_p99_ms / webhook_lost: 200 webhooks/s for
+ *   30 s (BENCH_ACK_SECONDS), every one addressing a bot, while the ExApp
+ *   verifies and answers them;
+ * - turn_overhead_ms: a turn end to end with zero-latency fakes (median);
+ * - streams_1000_loop_lag_p99_ms / streams_1000_rss_mb: 1000 concurrent
+ *   streamed answers at 20 tokens/s, starts staggered over 10 s; lag and RSS
+ *   are read from the ExApp's own /api/v1/admin/runtime.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Agent, request } from 'node:http';
+import { BotStore } from '../lib/bots/bot-store.ts';
+import { openDatabase } from '../lib/storage/database.ts';
+import { FakeNextcloud } from '../test/fakes/nextcloud/server.ts';
+import { FakeOpenAI } from '../test/fakes/openai/fake-openai.ts';
+import { createTestDatabase } from '../test/helpers/databases.ts';
+import { ExAppProcess, freePort } from '../test/helpers/exapp-process.ts';
+import { TEST_SECRET, waitFor } from '../test/helpers/harness.ts';
+import { percentile, report } from './report.ts';
+
+const ACK_SECONDS = Number(process.env.BENCH_ACK_SECONDS ?? 30);
+const ACK_RATE = 200;
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
+const LLM_KEY = 'bench-provider-key-123';
+
+const auth = (uid: string) => Buffer.from(`${uid}:${TEST_SECRET}`).toString('base64');
+const appHeaders = (uid: string): Record<string, string> => ({ 'EX-APP-ID': 'educai', 'EX-APP-VERSION': '0.1.0', 'AUTHORIZATION-APP-API': auth(uid) });
+
+function post(agent: Agent, url: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const req = request(
+      { host: u.hostname, port: u.port, path: u.pathname + u.search, method: 'POST', agent, headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (c: Buffer) => parts.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(parts).toString() }));
+      },
+    );
+    req.setTimeout(5000, () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+interface Setup {
+  nc: FakeNextcloud;
+  dataDir: string;
+  app: ExAppProcess;
+  rooms: string[];
+  close(): Promise<void>;
+}
+
+/** Fake Nextcloud here, a migrated database with one bot onboarded in `roomCount` rooms, and the ExApp process. */
+async function setup(roomCount: number, llmUrl: string, concurrency: number): Promise<Setup> {
+  const nc = await FakeNextcloud.start({ appId: 'educai', appSecret: TEST_SECRET, appVersion: '0.1.0' });
+  const tdb = await createTestDatabase('sqlite');
+  const bot = await new BotStore(tdb.db).create({ displayName: 'Tutor', mention: 'tutor', systemPrompt: 'Answer briefly.', visibility: 'global' }, 'alice', { approvalStatus: 'approved' });
+  const rooms: string[] = [];
+  const now = Date.now();
+  for (let i = 0; i < roomCount; i++) {
+    const token = nc.createRoom({ name: `bench ${i}`, type: 2, participants: [{ actorId: 'alice', participantType: 1 }, { actorId: 'bob', participantType: 3 }] }).token;
+    rooms.push(token);
+  }
+  for (let i = 0; i < rooms.length; i += 200) {
+    await tdb.db
+      .insertInto('room_states')
+      .values(rooms.slice(i, i + 200).map((token) => ({ bot_id: bot.id, room_token: token, response_mode: 'mention' as const, onboarding_status: 'completed' as const, current_question_id: null, onboarding_answers: '[]', deferred_message: null, activated_by: 'alice', created_at: now, updated_at: now })))
+      .execute();
+  }
+  await tdb.close();
+  const app = new ExAppProcess(await freePort(), {
+    APP_ID: 'educai',
+    APP_SECRET: TEST_SECRET,
+    APP_VERSION: '0.1.0',
+    NEXTCLOUD_URL: nc.url,
+    APP_PERSISTENT_STORAGE: tdb.dataDir,
+    LOG_LEVEL: 'error',
+    EDUCAI_WORKER_CONCURRENCY: String(concurrency),
+  });
+  await app.start();
+  const enabled = await fetch(`${app.url}/enabled?enabled=1`, { method: 'PUT', headers: appHeaders('') });
+  if (!enabled.ok) throw new Error('enable failed');
+  for (const token of rooms) nc.enableBotInRoom(token, 'talk_bot');
+  const saved = await fetch(`${app.url}/api/v1/admin/settings`, {
+    method: 'PUT',
+    headers: { ...appHeaders('admin'), requesttoken: 'bench', 'Content-Type': 'application/json' },
+    body: JSON.stringify({ primaryEndpoint: llmUrl, primaryKey: LLM_KEY, defaultModel: 'primary:fake-model' }),
+  });
+  if (!saved.ok) throw new Error(`settings: ${await saved.text()}`);
+  return {
+    nc,
+    dataDir: tdb.dataDir,
+    app,
+    rooms,
+    async close() {
+      await app.kill('SIGTERM');
+      await nc.close();
+      await tdb.drop();
+    },
+  };
+}
+
+function handledCount(dataDir: string): Promise<number> {
+  const handle = openDatabase({ sqlitePath: `${dataDir}/educai.sqlite` });
+  return handle.db
+    .selectFrom('handled_messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow()
+    .then((r) => Number(r.n))
+    .finally(() => handle.close());
+}
+
+async function ackBenchmark(): Promise<void> {
+  const llm = await FakeOpenAI.start({ models: ['fake-model'], apiKey: LLM_KEY, responder: () => ({ text: ['Fine.'] }) });
+  llm.recordRequests = false;
+  const s = await setup(50, llm.url, 32);
+  try {
+    const agent = new Agent({ keepAlive: true, maxSockets: 64 });
+    const total = ACK_SECONDS * ACK_RATE;
+    const bodies = Array.from({ length: total }, (_, i) => s.nc.webhookBodyFor(s.nc.postMessage(s.rooms[i % s.rooms.length]!, { actorType: 'users', actorId: i % 2 ? 'bob' : 'alice' }, `@tutor question ${i}`)));
+    const latencies: number[] = [];
+    let accepted = 0;
+    let lost = 0;
+    const started = performance.now();
+    const inflight: Promise<void>[] = [];
+    for (let i = 0; i < total; i++) {
+      const wait = started + (i * 1000) / ACK_RATE - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const t0 = performance.now();
+      inflight.push(
+        post(agent, `${s.app.url}/talk_bot`, appHeaders(''), bodies[i]!)
+          .then((r) => {
+            latencies.push(performance.now() - t0);
+            if (r.status === 200 && r.body.includes('accepted')) accepted++;
+            else lost++;
+          })
+          .catch(() => void lost++),
+      );
+    }
+    await Promise.all(inflight);
+    await waitFor(() => s.nc.botMessages.length >= accepted, 'every accepted webhook to be answered', 300_000);
+    const handled = await handledCount(s.dataDir);
+    report('webhook_ack_p50_ms', percentile(latencies, 50), 'ms');
+    report('webhook_ack_p99_ms', percentile(latencies, 99), 'ms');
+    report('webhook_ack_max_ms', Math.max(...latencies), 'ms');
+    report('webhook_lost', lost + Math.max(0, accepted - handled), 'count');
+    agent.destroy();
+  } finally {
+    await s.close();
+    await llm.close();
+  }
+}
+
+async function turnOverhead(): Promise<void> {
+  const llm = await FakeOpenAI.start({ models: ['fake-model'], apiKey: LLM_KEY, responder: () => ({ text: ['A short answer.'] }) });
+  llm.recordRequests = false;
+  const s = await setup(1, llm.url, 4);
+  try {
+    const agent = new Agent({ keepAlive: true });
+    const times: number[] = [];
+    for (let i = 0; i < 150; i++) {
+      const before = s.nc.botMessages.length;
+      const body = s.nc.webhookBodyFor(s.nc.postMessage(s.rooms[0]!, { actorType: 'users', actorId: 'alice' }, `@tutor turn ${i}`));
+      const t0 = performance.now();
+      await post(agent, `${s.app.url}/talk_bot`, appHeaders(''), body);
+      while (s.nc.botMessages.length === before) await new Promise((r) => setImmediate(r));
+      if (i >= 30) times.push(performance.now() - t0);
+    }
+    report('turn_overhead_ms', percentile(times, 50), 'ms');
+    report('turn_overhead_p99_ms', percentile(times, 99), 'ms');
+    agent.destroy();
+  } finally {
+    await s.close();
+    await llm.close();
+  }
+}
+
+async function streams(): Promise<void> {
+  const child: ChildProcess = spawn(process.execPath, [new URL('../test/fakes/openai/fake-openai-process.ts', import.meta.url).pathname], {
+    env: { ...process.env, TOKENS_PER_SECOND: '20', REPLY_TOKENS: '200' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const port = await new Promise<number>((resolve) => {
+    child.stdout!.on('data', (d: Buffer) => {
+      const m = /listening (\d+)/.exec(String(d));
+      if (m) resolve(Number(m[1]));
+    });
+  });
+  const s = await setup(STREAMS, `http://127.0.0.1:${port}/v1`, STREAMS + 24);
+  try {
+    const agent = new Agent({ keepAlive: true, maxSockets: 32 });
+    const staggerMs = 10_000 / STREAMS;
+    const started = Date.now();
+    for (let i = 0; i < STREAMS; i++) {
+      const body = s.nc.webhookBodyFor(s.nc.postMessage(s.rooms[i]!, { actorType: 'users', actorId: 'alice' }, `@tutor stream ${i}`));
+      await post(agent, `${s.app.url}/talk_bot`, appHeaders(''), body);
+      await new Promise((r) => setTimeout(r, staggerMs));
+    }
+    await waitFor(() => s.nc.botMessages.length >= STREAMS, 'every stream to finish', 180_000);
+    const seconds = Math.min(600, Math.max(5, Math.ceil((Date.now() - started) / 1000)));
+    const runtime = (await (await fetch(`${s.app.url}/api/v1/admin/runtime?seconds=${seconds}`, { headers: appHeaders('admin') })).json()) as { loopLagP99Ms: number; peakRssMb: number };
+    report('streams_1000_loop_lag_p99_ms', runtime.loopLagP99Ms, 'ms');
+    report('streams_1000_rss_mb', runtime.peakRssMb, 'MB');
+    report('streams_1000_completed', s.nc.botMessages.length, 'count');
+    agent.destroy();
+  } finally {
+    await s.close();
+    child.kill('SIGTERM');
+  }
+}
+
+const parts = (process.env.BENCH_TALK_PARTS ?? 'ack,turn,streams').split(',');
+if (parts.includes('ack')) await ackBenchmark();
+if (parts.includes('turn')) await turnOverhead();
+if (parts.includes('streams')) await streams();
+process.exit(0);

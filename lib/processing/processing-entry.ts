@@ -1,0 +1,27 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import { buildApplication } from '../bootstrap.ts';
+import type { AppConfig } from '../config/env.ts';
+import { ThreadRpc } from '../server/thread-rpc.ts';
+
+/** The processing thread: the same composition root, in the 'processing' role. */
+const port = parentPort;
+if (!port) throw new Error('processing-entry must run in a worker thread');
+const data = workerData as { config: AppConfig; pgSchema?: string };
+
+let rpc: ThreadRpc | null = null;
+const application = await buildApplication(data.config, {
+  role: 'processing',
+  pgSchema: data.pgSchema,
+  refreshHttpIndex: () => (rpc ? rpc.call<void>('refreshIndex') : Promise.resolve()),
+});
+rpc = new ThreadRpc(port, {
+  idle: (timeoutMs) => application.processing.idle(typeof timeoutMs === 'number' ? timeoutMs : undefined),
+  processQueueNow: () => application.processing.processQueueNow(),
+  settingsChanged: () => application.processing.settingsChanged(),
+  runtime: (seconds) => application.processing.runtime(typeof seconds === 'number' ? seconds : 60),
+  shutdown: () => application.close(),
+});
+port.on('message', (m: unknown) => {
+  if ((m as { type?: string })?.type === 'notify') application.processing.notify();
+});
+port.postMessage({ type: 'ready' });

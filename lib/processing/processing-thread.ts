@@ -1,0 +1,91 @@
+import { Worker } from 'node:worker_threads';
+import type { AppConfig } from '../config/env.ts';
+import type { Logger } from '../log/logger.ts';
+import { ThreadRpc } from '../server/thread-rpc.ts';
+
+export interface ProcessingThreadOptions {
+  pgSchema?: string;
+  /** Called when the processing side changed who may be addressed (onboarding, modes). */
+  refreshIndex: () => Promise<void>;
+  logger: Logger;
+}
+
+/**
+ * The Talk worker, model calls and tools run in a worker thread with their
+ * own event loop, so that the webhook intake on the main thread answers
+ * AppAPI within milliseconds whatever the processing load (AppAPI waits 3 s).
+ */
+export class ProcessingThread {
+  readonly #worker: Worker;
+  readonly #rpc: ThreadRpc;
+  readonly #logger: Logger;
+  #stopping = false;
+
+  private constructor(worker: Worker, rpc: ThreadRpc, logger: Logger) {
+    this.#worker = worker;
+    this.#rpc = rpc;
+    this.#logger = logger;
+  }
+
+  static async start(config: AppConfig, options: ProcessingThreadOptions): Promise<ProcessingThread> {
+    const worker = new Worker(new URL('./processing-entry.ts', import.meta.url), {
+      workerData: { config, pgSchema: options.pgSchema },
+      // The secret travels in workerData, not in an environment the thread could pass on.
+      env: {},
+    });
+    const rpc = new ThreadRpc(worker, { refreshIndex: () => options.refreshIndex() });
+    const thread = new ProcessingThread(worker, rpc, options.logger);
+    await new Promise<void>((resolve, reject) => {
+      const onError = (err: Error) => reject(err);
+      worker.once('error', onError);
+      worker.on('message', function ready(m: unknown) {
+        if ((m as { type?: string })?.type === 'ready') {
+          worker.off('message', ready);
+          worker.off('error', onError);
+          resolve();
+        }
+      });
+    });
+    worker.on('error', (err) => options.logger.error({ err }, 'processing thread failed'));
+    worker.on('exit', (code) => {
+      rpc.fail('processing thread exited');
+      if (!thread.#stopping) {
+        options.logger.fatal({ code }, 'processing thread exited; stopping so the container restarts');
+        process.exit(1);
+      }
+    });
+    return thread;
+  }
+
+  notify(): void {
+    this.#worker.postMessage({ type: 'notify' });
+  }
+
+  idle(timeoutMs?: number): Promise<void> {
+    return this.#rpc.call('idle', timeoutMs);
+  }
+
+  processQueueNow(): Promise<unknown> {
+    return this.#rpc.call('processQueueNow');
+  }
+
+  runtime(seconds: number): Promise<unknown> {
+    return this.#rpc.call('runtime', seconds);
+  }
+
+  /** Tell the processing side that settings changed (model catalogue, MCP servers, limits). */
+  settingsChanged(): Promise<void> {
+    return this.#rpc.call('settingsChanged');
+  }
+
+  async stop(): Promise<void> {
+    this.#stopping = true;
+    try {
+      await this.#rpc.call('shutdown');
+    } catch (err) {
+      this.#logger.warn({ err }, 'processing thread did not shut down cleanly');
+    }
+    this.#rpc.close();
+    await this.#worker.terminate();
+  }
+}

@@ -1,0 +1,20 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { AdminCheck } from '../../appapi/admin-check.ts';
+import type { Logger } from '../../log/logger.ts';
+import { apiHeaders, requireAdmin } from '../middleware/access.ts';
+
+/** GET /api/v1/admin/runtime: event-loop lag and memory of the HTTP and processing threads, and the Talk inbox backlog. */
+export function runtimeStatusRoutes(deps: { snapshot: (seconds: number) => Promise<unknown>; adminCheck: AdminCheck; logger: Logger; inboxBacklog: () => Promise<number> }): Router {
+  const router = Router();
+  const query = z.object({ seconds: z.coerce.number().int().min(5).max(600).default(60) });
+  router.get('/api/v1/admin/runtime', apiHeaders(), requireAdmin(deps.adminCheck, deps.logger), async (req, res) => {
+    const parsed = query.safeParse(req.query);
+    if (!parsed.success) {
+      res.status(400).json({ error: { code: 'invalid', message: 'seconds must be a whole number between 5 and 600' } });
+      return;
+    }
+    res.json({ ...((await deps.snapshot(parsed.data.seconds)) as object), inboxBacklog: await deps.inboxBacklog() });
+  });
+  return router;
+}

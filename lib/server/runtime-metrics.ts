@@ -1,0 +1,53 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+interface Window {
+  at: number;
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/**
+ * Event-loop lag and memory of this process, in 5-second windows, so an admin
+ * (and the benchmarks) can see whether the loop keeps up under load.
+ */
+export class RuntimeMetrics {
+  readonly #histogram: ReturnType<typeof monitorEventLoopDelay>;
+  readonly #windows: Window[] = [];
+  readonly #timer: NodeJS.Timeout;
+  #peakRss = 0;
+
+  constructor(windowMs = 5000, keep = 120) {
+    this.#histogram = monitorEventLoopDelay({ resolution: 10 });
+    this.#histogram.enable();
+    this.#timer = setInterval(() => {
+      const h = this.#histogram;
+      this.#windows.push({ at: Date.now(), p50: h.percentile(50) / 1e6, p99: h.percentile(99) / 1e6, max: h.max / 1e6 });
+      if (this.#windows.length > keep) this.#windows.shift();
+      h.reset();
+      this.#peakRss = Math.max(this.#peakRss, process.memoryUsage().rss);
+    }, windowMs);
+    this.#timer.unref();
+  }
+
+  /** Lag percentiles over the windows of the last `seconds` (the worst window's p99). */
+  snapshot(seconds = 60): { loopLagP99Ms: number; loopLagMaxMs: number; rssMb: number; peakRssMb: number; heapUsedMb: number; uptimeS: number } {
+    const since = Date.now() - seconds * 1000;
+    const recent = this.#windows.filter((w) => w.at >= since);
+    const mem = process.memoryUsage();
+    this.#peakRss = Math.max(this.#peakRss, mem.rss);
+    return {
+      loopLagP99Ms: recent.length ? Math.max(...recent.map((w) => w.p99)) : 0,
+      loopLagMaxMs: recent.length ? Math.max(...recent.map((w) => w.max)) : 0,
+      rssMb: mem.rss / 1048576,
+      peakRssMb: this.#peakRss / 1048576,
+      heapUsedMb: mem.heapUsed / 1048576,
+      uptimeS: process.uptime(),
+    };
+  }
+
+  stop(): void {
+    clearInterval(this.#timer);
+    this.#histogram.disable();
+  }
+}
