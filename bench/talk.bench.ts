@@ -80,6 +80,7 @@ async function setup(roomCount: number, llmUrl: string, concurrency: number): Pr
     APP_PERSISTENT_STORAGE: tdb.dataDir,
     LOG_LEVEL: 'error',
     EDUCAI_WORKER_CONCURRENCY: String(concurrency),
+    ...(process.env.EDUCAI_SINGLE_THREAD ? { EDUCAI_SINGLE_THREAD: process.env.EDUCAI_SINGLE_THREAD } : {}),
   });
   await app.start();
   const enabled = await fetch(`${app.url}/enabled?enabled=1`, { method: 'PUT', headers: appHeaders('') });

@@ -301,7 +301,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     nextcloud,
     logger,
     now,
-    options: { maxAgeMs: options.maxEventAgeMs ?? 10 * 60_000, linkAllowList: () => [], referenceSalt },
+    options: { maxAgeMs: options.maxEventAgeMs ?? config.maxEventAgeSeconds * 1000, linkAllowList: () => [], referenceSalt },
     bots,
     access,
     confirmations,

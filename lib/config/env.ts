@@ -22,6 +22,8 @@ export interface AppConfig {
   logLevel: string;
   /** Talk events processed at once (rooms in parallel). */
   workerConcurrency: number;
+  /** Talk events older than this get a short apology instead of a stale answer. */
+  maxEventAgeSeconds: number;
 }
 
 const nonEmpty = (name: string) => z.string({ error: `${name} is required` }).trim().min(1, `${name} is required`);
@@ -50,6 +52,12 @@ const schema = z.object({
     .min(1, 'EDUCAI_WORKER_CONCURRENCY must be between 1 and 4096')
     .max(4096, 'EDUCAI_WORKER_CONCURRENCY must be between 1 and 4096')
     .default(32),
+  EDUCAI_MAX_EVENT_AGE_SECONDS: z.coerce
+    .number({ error: 'EDUCAI_MAX_EVENT_AGE_SECONDS must be a number' })
+    .int('EDUCAI_MAX_EVENT_AGE_SECONDS must be an integer')
+    .min(30, 'EDUCAI_MAX_EVENT_AGE_SECONDS must be between 30 and 86400')
+    .max(86400, 'EDUCAI_MAX_EVENT_AGE_SECONDS must be between 30 and 86400')
+    .default(600),
 });
 
 /** AppAPI may hand us `https://host/index.php/`; every API lives beside index.php, not below it. */
@@ -107,5 +115,6 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     vaultKey: e.EDUCAI_VAULT_KEY || null,
     logLevel: e.LOG_LEVEL,
     workerConcurrency: e.EDUCAI_WORKER_CONCURRENCY,
+    maxEventAgeSeconds: e.EDUCAI_MAX_EVENT_AGE_SECONDS,
   };
 }

@@ -65,6 +65,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     vaultKey: null,
     logLevel: 'debug',
     workerConcurrency: 8,
+    maxEventAgeSeconds: 600,
     ...options.config,
   };
   let application: Application;
