@@ -34,4 +34,6 @@ fi
 if [ "$(psql "$url_base/postgres" -Atc "select 1 from pg_database where datname = 'test'")" != 1 ]; then
   psql "$url_base/postgres" -q -c 'create database test' >&2
 fi
+# Leftover schemas of earlier test runs (tests never drop them while others run).
+psql "$url" -q -At -c "select 'drop schema if exists ' || quote_ident(nspname) || ' cascade;' from pg_namespace where nspname like 't\\_%'" 2>/dev/null | psql "$url" -q >/dev/null 2>&1 || true
 echo "$url"

@@ -24,14 +24,15 @@ export interface TestDatabase extends DatabaseHandle {
 
 /**
  * A fresh, empty database of the given dialect: a temporary SQLite file, or a
- * new PostgreSQL schema on the real server, dropped afterwards.
+ * new PostgreSQL schema on the real server. Schemas are not dropped at the
+ * end: a DROP SCHEMA racing with another test's catalog query makes that query
+ * fail, so scripts/ensure-postgres.sh drops the leftovers before each run.
  */
 export async function createTestDatabase(dialect: Dialect, options: { migrate?: boolean } = {}): Promise<TestDatabase> {
   const dataDir = mkdtempSync(join(tmpdir(), 'educai-test-'));
   let handle: DatabaseHandle;
   let schema: string | undefined;
   let reopen: () => DatabaseHandle;
-  let dropExtra: () => Promise<void> = async () => undefined;
   if (dialect === 'sqlite') {
     const path = join(dataDir, 'educai.sqlite');
     reopen = () => openDatabase({ sqlitePath: path });
@@ -43,12 +44,6 @@ export async function createTestDatabase(dialect: Dialect, options: { migrate?: 
     await admin.end();
     const s = schema;
     reopen = () => openDatabase({ databaseUrl: testDatabaseUrl(), pgSchema: s, pgPoolSize: 5 });
-    dropExtra = async () => {
-      const c = new pg.Client({ connectionString: testDatabaseUrl() });
-      await c.connect();
-      await c.query(`drop schema if exists ${s} cascade`);
-      await c.end();
-    };
   }
   handle = reopen();
   if (options.migrate !== false) await migrateToLatest(handle);
@@ -60,7 +55,6 @@ export async function createTestDatabase(dialect: Dialect, options: { migrate?: 
     pgSchema: schema,
     async drop() {
       await handle.close().catch(() => undefined);
-      await dropExtra();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
