@@ -2,7 +2,8 @@
 // Docling and URL limits. Endpoint keys are write-only vault entries; an unset
 // endpoint or key falls back to the primary model endpoint and its key.
 import { z } from 'zod';
-import { endpointProblem, type LlmSettingsService } from '../llm/llm-settings.ts';
+import { endpointField, intField, trimmedOrNull } from '../config/settings-fields.ts';
+import type { LlmSettingsService } from '../llm/llm-settings.ts';
 import { HttpError } from '../server/http-error.ts';
 import type { SettingsStore } from '../storage/settings-store.ts';
 import { MASK, maskSecret, type Vault } from '../vault/vault.ts';
@@ -74,26 +75,11 @@ export const KNOWLEDGE_DEFAULTS: Readonly<KnowledgeSettings> = Object.freeze({
   roomQuotaItems: 200,
 });
 
-const trimmedOrNull = (v: string | null): string | null => (v === null || v.trim() === '' ? null : v.trim());
-const endpointField = z
-  .string({ error: 'must be a URL string or null' })
-  .nullable()
-  .transform(trimmedOrNull)
-  .superRefine((v, ctx) => {
-    const problem = v === null ? null : endpointProblem(v);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  });
 const modelField = z
   .string({ error: 'must be a model name or null' })
   .nullable()
   .transform(trimmedOrNull)
   .refine((v) => v === null || (v.length <= 255 && !/[\u0000-\u001f]/.test(v)), 'must be at most 255 printable characters');
-const intField = (min: number, max: number, unit: string) =>
-  z
-    .number({ error: `must be a number of ${unit}` })
-    .int(`must be a whole number of ${unit}`)
-    .min(min, `must be at least ${min} ${unit}`)
-    .max(max, `must be at most ${max} ${unit}`);
 const bool = z.boolean({ error: 'must be true or false' });
 
 const FIELDS = {

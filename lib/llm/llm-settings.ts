@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { endpointField, endpointProblem, intField, trimmedOrNull } from '../config/settings-fields.ts';
 import { HttpError } from '../server/http-error.ts';
 import type { SettingsStore } from '../storage/settings-store.ts';
 import { MASK, maskSecret, type Vault } from '../vault/vault.ts';
@@ -55,31 +56,8 @@ export const LLM_DEFAULTS: Readonly<StoredSettings> = Object.freeze({
   conversationRetentionDays: 30,
 });
 
-/** Why an endpoint URL is refused, or null. Credentials, query and fragment would end up in logs or break the SDK's path joining. */
-export function endpointProblem(value: string): string | null {
-  if (value.length > 2048) return 'must be at most 2048 characters';
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return 'must be an absolute http:// or https:// URL';
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must use http:// or https://';
-  if (url.username !== '' || url.password !== '') return 'must not contain a user name or password; put the key in the key field';
-  if (url.search !== '' || url.hash !== '') return 'must not contain a query string or fragment';
-  return null;
-}
+export { endpointProblem };
 
-const trimmedOrNull = (v: string | null): string | null => (v === null || v.trim() === '' ? null : v.trim());
-
-const endpointField = z
-  .string({ error: 'must be a URL string or null' })
-  .nullable()
-  .transform(trimmedOrNull)
-  .superRefine((v, ctx) => {
-    const problem = v === null ? null : endpointProblem(v);
-    if (problem) ctx.addIssue({ code: 'custom', message: problem });
-  });
 
 const modelField = z
   .string({ error: 'must be a model name or null' })
@@ -101,12 +79,6 @@ const allowedModelsField = z
     }
   });
 
-const intField = (min: number, max: number, unit: string) =>
-  z
-    .number({ error: `must be a number of ${unit}` })
-    .int(`must be a whole number of ${unit}`)
-    .min(min, `must be at least ${min} ${unit}`)
-    .max(max, `must be at most ${max} ${unit}`);
 
 const timeoutField = intField(5, 900, 'seconds');
 
