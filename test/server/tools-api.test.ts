@@ -232,6 +232,15 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(adminPut.body.tools.map((t: { name: string }) => t.name), ['web_search', 'notes_read']);
     });
 
+    it('refuses to change the tools of a shared bot outside its review (S10)', async () => {
+      const shared = await bots.create({ displayName: 'Shared', mention: `shared${dialect}`, visibility: 'global' }, 'alice', { approvalStatus: 'approved' });
+      const res = await request(app).put(`/api/v1/bots/${shared.id}/tools`).set(appApiHeaders('alice')).set(CSRF).send({ tools: [{ name: 'web_search' }] });
+      assert.equal(res.status, 409);
+      assert.equal(res.body.error.code, 'review_required');
+      const read = await request(app).get(`/api/v1/bots/${shared.id}/tools`).set(appApiHeaders('alice'));
+      assert.deepEqual(read.body.tools, []);
+    });
+
     it('refuses unknown names and invalid configs with field errors', async () => {
       const unknown = await put('alice', { tools: [{ name: 'web_search' }, { name: 'launch_rockets' }, { name: 'bad name!' }, { name: 'web_search' }] });
       assert.equal(unknown.status, 400);

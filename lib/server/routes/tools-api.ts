@@ -193,6 +193,10 @@ export function toolsApiRoutes(deps: ToolsApiDeps): Router {
 
   router.put('/api/v1/bots/:id/tools', ...user, express.json({ limit: '256kb' }), async (req, res) => {
     const bot = await botFor(req);
+    // A shared bot's tools are part of its reviewed configuration (S10): they change through the bot editor.
+    if (bot.visibility !== 'personal') {
+      throw new HttpError(409, 'review_required', 'Tools of a shared bot change through the bot editor (PUT /api/v1/bots/{id}), so that the change is reviewed');
+    }
     const parsed = putSchema.safeParse(req.body);
     const fields: Record<string, string> = {};
     if (!parsed.success) {
