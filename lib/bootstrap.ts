@@ -327,16 +327,22 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     await mcpProviders.sync();
     await index.refresh();
   };
+  // In the HTTP role the processing thread starts in the background, so /heartbeat answers at once;
+  // events that arrive meanwhile wait in the durable inbox, which the thread drains when it is up.
   let thread: ProcessingThread | null = null;
+  let threadReady: Promise<ProcessingThread> | null = null;
   const processing: ProcessingControl = {
-    notify: () => (thread ? thread.notify() : worker.notify()),
-    idle: (timeoutMs) => (thread ? thread.idle(timeoutMs) : worker.idle(timeoutMs)),
-    processQueueNow: () => (thread ? (thread.processQueueNow() as Promise<QueueRunResult>) : queueProcessor.processNow()),
+    notify: () => {
+      if (thread) thread.notify();
+      else if (!threadReady) worker.notify();
+    },
+    idle: async (timeoutMs) => (threadReady ? (await threadReady).idle(timeoutMs) : worker.idle(timeoutMs)),
+    processQueueNow: async () => (threadReady ? ((await threadReady).processQueueNow() as Promise<QueueRunResult>) : queueProcessor.processNow()),
     settingsChanged: async () => {
       await settingsChangedHere();
-      if (thread) await thread.settingsChanged();
+      if (threadReady) await (await threadReady).settingsChanged();
     },
-    runtime: async (seconds) => (thread ? thread.runtime(seconds) : metrics.snapshot(seconds)),
+    runtime: async (seconds) => (threadReady ? (await threadReady).runtime(seconds) : metrics.snapshot(seconds)),
   };
   // After an admin or owner changes configuration, the processing side reloads it.
   const propagateChanges = Router();
@@ -383,7 +389,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
       runtimeStatusRoutes({
         adminCheck,
         logger,
-        snapshot: async (seconds) => ({ http: metrics.snapshot(seconds), processing: thread ? await thread.runtime(seconds) : null }),
+        snapshot: async (seconds) => ({ http: metrics.snapshot(seconds), processing: threadReady ? await (await threadReady).runtime(seconds) : null }),
         inboxBacklog: () => inbox.pendingCount(),
       }),
       staticAssetRoutes(options.exAppDir ?? join(REPO_ROOT, 'ex_app')),
@@ -394,7 +400,16 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   if (runsWorker) await worker.start();
   if (runsWorker) queueProcessor.start(options.queuePollMs ?? 15_000);
   if (role === 'http') {
-    thread = await ProcessingThread.start(config, { pgSchema: options.pgSchema, refreshIndex: () => index.refresh(), logger });
+    threadReady = ProcessingThread.start(config, { pgSchema: options.pgSchema, refreshIndex: () => index.refresh(), logger });
+    threadReady.then(
+      (t) => {
+        thread = t;
+      },
+      (err: unknown) => {
+        logger.fatal({ err }, 'the processing thread could not start');
+        process.exit(1);
+      },
+    );
   }
   const pruneTraces = async () => {
     const days = await settings.get<number>(TRACE_RETENTION_KEY);
@@ -442,7 +457,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     close: async () => {
       clearInterval(maintenance);
       metrics.stop();
-      if (thread) await thread.stop();
+      if (threadReady) await (await threadReady.catch(() => null))?.stop();
       await worker.stop();
       await queueProcessor.stop();
       await mcpProviders.close();
