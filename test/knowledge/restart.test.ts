@@ -67,7 +67,10 @@ for (const dialect of DIALECTS) {
       try {
         const stuck = (await k.sources.get(src.id))!;
         assert.equal(stuck.status, 'indexing', 'the killed worker left the source mid-way');
-        assert.equal((await k.sources.files(src.id)).length, 3, 'three files were stored before the kill');
+        // The fourth request went out after the third answer; whether the third file's chunks were stored
+        // before the kill depends on timing, so what counts is that every stored file stays and is not redone.
+        const storedBeforeKill = (await k.sources.files(src.id)).length;
+        assert.ok(storedBeforeKill >= 1 && storedBeforeKill <= 3, `some but not all files were stored before the kill (${storedBeforeKill})`);
         if (dialect === 'sqlite') assert.equal(await k.queue.releaseAllRunning(), 1);
         const requestsBefore = fake.embeddingRequests;
         await k.worker.drain();
@@ -76,7 +79,7 @@ for (const dialect of DIALECTS) {
         assert.equal(done.status, 'ready');
         assert.equal(done.files, 6);
         assert.equal(done.chunks, 6);
-        assert.equal(fake.embeddingRequests - requestsBefore, 3, 'only the three unfinished files were embedded again');
+        assert.equal(fake.embeddingRequests - requestsBefore, 6 - storedBeforeKill, 'only the unfinished files were embedded again');
         const scope = { kind: 'bot' as const, botId: 'bot-k' };
         for (const f of await k.sources.files(src.id)) assert.equal(await k.index.countItems(scope, `src:${src.id}`, f.fileKey), f.chunks, `${f.path} has no duplicate chunks`);
         assert.deepEqual(await k.index.counts(scope), [{ model: 'fake-embed', count: 6 }]);
