@@ -1,5 +1,14 @@
 import { createHash } from 'node:crypto';
-import { APIConnectionTimeoutError, APIError, APIUserAbortError, OpenAI } from 'openai';
+import type { OpenAI } from 'openai';
+
+// The SDK is loaded with the first model call, not at start-up (it is a large part of the cold start).
+type Sdk = typeof import('openai');
+let sdk: Sdk | null = null;
+async function loadSdk(): Promise<Sdk> {
+  return (sdk ??= await import('openai'));
+}
+/** Its error classes; before the SDK is loaded, no error can come from it. */
+const isSdkError = (err: unknown, name: 'APIError' | 'APIConnectionTimeoutError' | 'APIUserAbortError'): boolean => sdk !== null && err instanceof sdk[name];
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -179,19 +188,20 @@ const TRANSIENT_TEXT = /timeout|timed out|connection|dns|ssl|not found|model_not
 export function toLlmError(err: unknown, model: string, userSignal?: AbortSignal, deadline?: AbortSignal): LlmError {
   if (err instanceof LlmError) return err;
   if (userSignal?.aborted) return new LlmAbortedError(model);
-  if (deadline?.aborted || err instanceof APIConnectionTimeoutError) return new LlmTimeoutError(model, err);
-  if (err instanceof APIUserAbortError) return new LlmAbortedError(model);
-  if (err instanceof APIError && typeof err.status === 'number') {
-    const status = err.status;
+  if (deadline?.aborted || isSdkError(err, 'APIConnectionTimeoutError')) return new LlmTimeoutError(model, err);
+  if (isSdkError(err, 'APIUserAbortError')) return new LlmAbortedError(model);
+  const apiError = isSdkError(err, 'APIError') ? (err as InstanceType<Sdk['APIError']>) : null;
+  if (apiError && typeof apiError.status === 'number') {
+    const status = apiError.status;
     if (status === 401 || status === 403) return new LlmAuthError(model, status, err);
     if (status === 400 || status === 422) return new LlmBadRequestError(model, status, err);
-    if (status === 429) return new LlmRateLimitError(model, err.headers, err);
+    if (status === 429) return new LlmRateLimitError(model, apiError.headers, err);
     if (status === 408) return new LlmTimeoutError(model, err, status);
     if (status === 404 || status === 409 || status >= 500) return new LlmUnavailableError(model, `HTTP ${status}`, { status, cause: err });
     return new LlmUnavailableError(model, `HTTP ${status}`, { status, transient: false, cause: err });
   }
-  if (err instanceof APIError) {
-    return new LlmUnavailableError(model, 'provider reported an error', { transient: TRANSIENT_TEXT.test(err.message), cause: err });
+  if (apiError) {
+    return new LlmUnavailableError(model, 'provider reported an error', { transient: TRANSIENT_TEXT.test(apiError.message), cause: err });
   }
   // Dropped connections (TypeError "terminated"), refused connects, malformed SSE.
   return new LlmUnavailableError(model, 'connection failed', { cause: err });
@@ -295,7 +305,9 @@ function usageOf(u: { prompt_tokens?: number; completion_tokens?: number; total_
 }
 
 function isRetryableWithoutUsage(err: unknown): boolean {
-  return err instanceof APIError && (err.status === 400 || err.status === 422);
+  if (!isSdkError(err, 'APIError')) return false;
+  const status = (err as { status?: unknown }).status;
+  return status === 400 || status === 422;
 }
 
 const SILENT_LOGGER = { error() {}, warn() {}, info() {}, debug() {} };
@@ -483,7 +495,8 @@ export class ChatClient {
     const cacheKey = `${baseURL}\n${key === null ? '' : createHash('sha256').update(key).digest('hex')}`;
     const hit = this.#clients.get(cacheKey);
     if (hit) return hit;
-    const client = new OpenAI({
+    const { OpenAI: OpenAIClient } = await loadSdk();
+    const client = new OpenAIClient({
       baseURL,
       // The SDK insists on a key; without one the Authorization header is removed below.
       apiKey: key ?? 'no-key',
