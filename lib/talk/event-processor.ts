@@ -84,7 +84,7 @@ export class EventProcessor implements QueuedTurnHandler {
       if (confirmed.handled) {
         const route = confirmed.botId ? await d.identities.replyRoute(event.roomToken, confirmed.botId, event.route) : event.route;
         const previous = await this.#reconcile(event.id, event.roomToken, message, witness);
-        const target: ReplyTarget = { inboxId: event.id, route, roomToken: event.roomToken, replyTo: replyTarget(message), inThread: message.threadId !== null };
+        const target = targetFor(event, route, message);
         if (previous.every((c) => !c.posted) && confirmed.reply) await this.#stream(target, message, previous).post(confirmed.reply);
         return 'answered';
       }
@@ -95,7 +95,7 @@ export class EventProcessor implements QueuedTurnHandler {
 
     const route = decision.bot ? await d.identities.replyRoute(event.roomToken, decision.bot.id, event.route) : event.route;
     const previous = await this.#reconcile(event.id, event.roomToken, message, witness);
-    const target: ReplyTarget = { inboxId: event.id, route, roomToken: event.roomToken, replyTo: replyTarget(message), inThread: message.threadId !== null };
+    const target = targetFor(event, route, message);
     const stream = this.#stream(target, message, previous);
     const postedBefore = previous.filter((c) => c.posted);
 
@@ -251,6 +251,11 @@ function queuedPayload(value: unknown): QueuedTurnPayload | null {
     addressed: p.addressed !== false,
     inThread: p.inThread === true,
   };
+}
+
+/** Where the answer to an inbox event goes. */
+function targetFor(event: InboxEvent, route: string, message: ParsedMessage): ReplyTarget {
+  return { inboxId: event.id, route, roomToken: event.roomToken, replyTo: replyTarget(message), inThread: message.threadId !== null };
 }
 
 /** The first chunk replies to the user's message, or to its reply parent; inside a thread, to the message itself. */
