@@ -255,6 +255,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   // First-party Files, Sharing and Calendar tools in user mode, with server-recorded confirmations.
   const confirmations = new ConfirmationService({
     db,
+    sealer: vault,
     nextcloud,
     appId: config.appId,
     now,

@@ -33,6 +33,8 @@ export interface CanonicalAction {
   tool: string;
   args: Record<string, unknown>;
   binding: Record<string, unknown>;
+  /** The sealed secrets' ciphertext, when the action carries any. */
+  sealed?: string | null;
 }
 
 export function actionHash(action: CanonicalAction): string {
@@ -47,6 +49,8 @@ export function actionHash(action: CanonicalAction): string {
         tool: action.tool,
         args: action.args,
         binding: action.binding,
+        // Only actions with secrets hash them, so the hashes of all others stay as they were.
+        ...(action.sealed ? { sealed: action.sealed } : {}),
       }),
     )
     .digest('hex');

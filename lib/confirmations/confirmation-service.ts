@@ -26,6 +26,8 @@ export interface ProposedAction {
   tool: string;
   args: Record<string, unknown>;
   binding: Record<string, unknown>;
+  /** Values that must never wait in storage as plain text; sealed with `sealer` until the action runs. */
+  secrets?: Record<string, string>;
   /** What will happen, e.g. "delete the file /a.txt (file id 38) to the trash bin". */
   description: string;
   /** Why it needs confirmation, e.g. "deleting a file". */
@@ -41,6 +43,8 @@ export interface StoredAction {
   tool: string;
   args: Record<string, unknown>;
   binding: Record<string, unknown>;
+  /** Unsealed only for the executor, while the confirmed action runs; absent otherwise. */
+  secrets?: Record<string, string>;
   description: string;
   hash: string;
   createdAt: number;
@@ -124,8 +128,16 @@ export interface BotLookup {
 
 export type AuthorizationCheck = (action: StoredAction, user: ActingUser) => Promise<{ ok: true } | { ok: false; reason: string }>;
 
+/** Encrypts secret arguments at rest (the vault); `name` binds a ciphertext to its confirmation. */
+export interface SecretSealer {
+  encrypt(name: string, plaintext: string): Promise<string>;
+  decrypt(name: string, ciphertext: string): Promise<string>;
+}
+
 export interface ConfirmationServiceOptions {
   db: Kysely<Database>;
+  /** Without it, actions that carry secrets are refused rather than stored in plain text. */
+  sealer?: SecretSealer | null;
   nextcloud: NextcloudClient;
   /** The ExApp id, used as the notification's object type. */
   appId?: string;
@@ -183,6 +195,10 @@ function toStored(row: ConfirmationRow): StoredAction {
     createdAt: Number(row.created_at),
     expiresAt: Number(row.expires_at),
   };
+}
+
+function sealName(id: string): string {
+  return `confirmation:${id}`;
 }
 
 export class ConfirmationError extends Error {
@@ -262,8 +278,9 @@ export class ConfirmationService {
     const code = String(randomInt(10 ** (this.#digits - 1), 10 ** this.#digits));
     const args = JSON.parse(canonicalJson(action.args)) as Record<string, unknown>;
     const binding = JSON.parse(canonicalJson(action.binding)) as Record<string, unknown>;
-    const hash = actionHash({ userUid: user.uid, botId: ctx.botId, roomToken: ctx.roomToken, providerId: action.providerId, tool: action.tool, args, binding });
     const id = randomUUID();
+    const sealed = await this.#seal(id, action.secrets);
+    const hash = actionHash({ userUid: user.uid, botId: ctx.botId, roomToken: ctx.roomToken, providerId: action.providerId, tool: action.tool, args, binding, sealed });
     const superseded = await this.#store.insertReplacing({
       id,
       user_uid: user.uid,
@@ -273,6 +290,7 @@ export class ConfirmationService {
       tool_name: action.tool,
       args: canonicalJson(args),
       binding: canonicalJson(binding),
+      sealed_secrets: sealed,
       description: action.description.slice(0, 2000),
       action_hash: hash,
       code,
@@ -298,6 +316,21 @@ export class ConfirmationService {
     ].join('\n');
     const oneToOne = this.#opts.isOneToOne ? await this.#opts.isOneToOne(user, ctx.roomToken).catch(() => false) : false;
     return { id, code, expiresAt, text, notification: oneToOne ? null : this.#notification(id, code, action, expiresAt, ctx.roomToken), superseded };
+  }
+
+  async #seal(id: string, secrets: Record<string, string> | undefined): Promise<string | null> {
+    if (!secrets || Object.keys(secrets).length === 0) return null;
+    if (!this.#opts.sealer) throw new ConfirmationError('this action carries a secret and no vault is configured to keep it');
+    return this.#opts.sealer.encrypt(sealName(id), JSON.stringify(secrets));
+  }
+
+  async #unseal(row: ConfirmationRow): Promise<Record<string, string>> {
+    if (row.sealed_secrets === null) return {};
+    if (!this.#opts.sealer) throw new ConfirmationError('no vault is configured to open this action\'s secret');
+    const value: unknown = JSON.parse(await this.#opts.sealer.decrypt(sealName(row.id), row.sealed_secrets));
+    const out: Record<string, string> = {};
+    if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) if (typeof v === 'string') out[k] = v;
+    return out;
   }
 
   #notification(id: string, code: string, action: ProposedAction, expiresAt: number, roomToken: string): NotificationPayload {
@@ -455,12 +488,14 @@ export class ConfirmationService {
       return this.#answer('already-used', row, 'That confirmation was already used; it runs only once.');
     }
     const action = toStored(row);
+    // What leaves this method never carries the unsealed secrets.
+    const publicAction = toStored(row);
     const finish = async (status: 'done' | 'failed', text: string, result?: ToolResult): Promise<ReplyOutcome> => {
       await this.#store.transition(row.id, 'running', status, this.#now(), text.slice(0, MAX_RESULT_CHARS));
       const reply = status === 'done' ? `✅ Done: ${action.description}.` : `Not done: ${action.description}.\n${text}`;
-      return { handled: true, status: status === 'done' ? 'executed' : 'failed', botId: row.bot_id, reply, action, ...(result ? { result } : {}) };
+      return { handled: true, status: status === 'done' ? 'executed' : 'failed', botId: row.bot_id, reply, action: publicAction, ...(result ? { result } : {}) };
     };
-    const recomputed = actionHash({ userUid: action.userUid, botId: action.botId, roomToken: action.roomToken, providerId: action.providerId, tool: action.tool, args: action.args, binding: action.binding });
+    const recomputed = actionHash({ userUid: action.userUid, botId: action.botId, roomToken: action.roomToken, providerId: action.providerId, tool: action.tool, args: action.args, binding: action.binding, sealed: row.sealed_secrets });
     if (recomputed !== row.action_hash || action.userUid !== user.uid || action.roomToken !== message.roomToken) {
       this.#opts.logger?.error({ confirmation: row.id }, 'stored action does not match its hash; refused');
       return finish('failed', 'The stored action failed its integrity check.');
@@ -472,6 +507,12 @@ export class ConfirmationService {
     const executor = this.#executors.get(action.providerId);
     if (!executor) return finish('failed', 'The tool that prepared this action is not available any more.');
     let result: ToolResult;
+    try {
+      action.secrets = await this.#unseal(row);
+    } catch (err) {
+      this.#opts.logger?.error({ err, confirmation: row.id }, 'the secret of a confirmed action cannot be opened');
+      return finish('failed', 'A secret this action needs could not be read; nothing was done.');
+    }
     try {
       result = await executor.executeConfirmed(action, user);
     } catch (err) {

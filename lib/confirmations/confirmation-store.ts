@@ -27,7 +27,7 @@ export class ConfirmationStore {
       if (old.length > 0) {
         await trx
           .updateTable('pending_confirmations')
-          .set({ status: 'superseded', updated_at: row.created_at })
+          .set({ status: 'superseded', sealed_secrets: null, updated_at: row.created_at })
           .where('id', 'in', old.map((o) => o.id))
           .where('status', '=', 'pending')
           .execute();
@@ -58,7 +58,8 @@ export class ConfirmationStore {
     return this.#db.transaction().execute(async (trx) => {
       const result = await trx
         .updateTable('pending_confirmations')
-        .set({ status: 'running', consumed_at: now, consumed_message_id: messageId.slice(0, 32), updated_at: now })
+        // The caller holds the row it read; the sealed secrets leave storage with the consumption.
+        .set({ status: 'running', sealed_secrets: null, consumed_at: now, consumed_message_id: messageId.slice(0, 32), updated_at: now })
         .where('id', '=', id)
         .where('status', '=', 'pending')
         .where('expires_at', '>', now)
@@ -71,7 +72,7 @@ export class ConfirmationStore {
   async transition(id: string, from: ConfirmationStatus, to: ConfirmationStatus, now: number, result: string | null = null): Promise<boolean> {
     const res = await this.#db
       .updateTable('pending_confirmations')
-      .set({ status: to, updated_at: now, ...(result !== null ? { result } : {}) })
+      .set({ status: to, sealed_secrets: null, updated_at: now, ...(result !== null ? { result } : {}) })
       .where('id', '=', id)
       .where('status', '=', from)
       .executeTakeFirst();

@@ -15,6 +15,8 @@ export interface PendingConfirmationsTable {
   /** Canonical JSON of the object state the action is bound to. */
   binding: string;
   description: string;
+  /** Vault ciphertext (JWE) of secret arguments; cleared once the action leaves `pending`. */
+  sealed_secrets: string | null;
   /** SHA-256 of the canonical action (user, bot, room, provider, tool, args, binding). */
   action_hash: string;
   code: string;

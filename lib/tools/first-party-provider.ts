@@ -139,19 +139,26 @@ export class FirstPartyToolProvider implements ToolProvider, ConfirmationExecuto
     }
     const tainted = this.isTainted(ctx);
     const reason = prepared.confirmReason ?? (rule === 'confirm' ? "this bot's policy asks for confirmation of this tool" : tainted ? 'this conversation turn contains content you did not type (a file, an event or another person\'s message)' : null);
-    if (reason === null) return tool.execute({ args: prepared.args, binding: prepared.binding }, env);
+    if (reason === null) return tool.execute({ args: prepared.args, binding: prepared.binding, ...(prepared.secrets ? { secrets: prepared.secrets } : {}) }, env);
 
     if (!this.#confirmations || ctx.roomToken === null) {
       return errorResult(`ERROR: This action needs the user's confirmation (${reason}), which is only possible in a Talk conversation. Nothing was done.`);
     }
-    const requested = await this.#confirmations.requestConfirmation(ctx, {
-      providerId: this.id,
-      tool: name,
-      args: prepared.args,
-      binding: prepared.binding,
-      description: prepared.description,
-      reason,
-    });
+    const requested = await this.#confirmations
+      .requestConfirmation(ctx, {
+        providerId: this.id,
+        tool: name,
+        args: prepared.args,
+        binding: prepared.binding,
+        ...(prepared.secrets ? { secrets: prepared.secrets } : {}),
+        description: prepared.description,
+        reason,
+      })
+      .catch((err: unknown) => {
+        this.#logger?.warn({ err, tool: name }, 'a confirmation could not be recorded');
+        return null;
+      });
+    if (requested === null) return errorResult('ERROR: The confirmation could not be recorded, so nothing will happen.');
     const delivered = await this.#confirmations.deliver(ctx, requested);
     if (!delivered.posted && !delivered.notified) {
       await this.#confirmations.cancel(requested.id);
@@ -173,7 +180,7 @@ export class FirstPartyToolProvider implements ToolProvider, ConfirmationExecuto
     if ((await this.#serverPolicy(action.botId, action.tool)) === 'forbid') return errorResult(`ERROR: ${action.tool} is not allowed for this bot any more.`);
     const env = await this.#env(user);
     if (!tool.available(env.capabilities)) return errorResult(`ERROR: ${action.tool} is not available on this Nextcloud any more.`);
-    return tool.execute({ args: action.args, binding: action.binding }, env);
+    return tool.execute({ args: action.args, binding: action.binding, ...(action.secrets ? { secrets: action.secrets } : {}) }, env);
   }
 
   async #env(user: ActingUser): Promise<ToolEnv> {

@@ -25,6 +25,8 @@ export interface PreparedAction {
   description: string;
   /** Why this action always needs the user's confirmation; null when only policy or taint would demand it. */
   confirmReason: string | null;
+  /** Values that must not wait in storage as plain text (a link password): sealed in the vault until the action runs. */
+  secrets?: Record<string, string>;
 }
 
 export type ToolFamily = 'files' | 'sharing' | 'calendar';
@@ -37,7 +39,7 @@ export interface FirstPartyTool {
   taints: boolean;
   run?(args: Record<string, unknown>, env: ToolEnv): Promise<ToolResult>;
   prepare?(args: Record<string, unknown>, env: ToolEnv): Promise<PreparedAction | ToolResult>;
-  execute?(action: { args: Record<string, unknown>; binding: Record<string, unknown> }, env: ToolEnv): Promise<ToolResult>;
+  execute?(action: { args: Record<string, unknown>; binding: Record<string, unknown>; secrets?: Record<string, string> }, env: ToolEnv): Promise<ToolResult>;
 }
 
 export function isToolResult(x: PreparedAction | ToolResult): x is ToolResult {

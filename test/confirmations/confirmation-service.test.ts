@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { ConfirmationService, type ReplyOutcome } from '../../lib/confirmations/confirmation-service.ts';
 import { createOwnReferenceId, isOwnReferenceId } from '../../lib/confirmations/reference-ids.ts';
@@ -8,6 +9,7 @@ import { normalizeActor, type Attachment, type ParsedMessage } from '../../lib/t
 import { CapabilityProbe } from '../../lib/tools/first-party-capabilities.ts';
 import { FirstPartyToolProvider } from '../../lib/tools/first-party-provider.ts';
 import { createInvocationContext, type InvocationContext } from '../../lib/tools/tool-provider.ts';
+import { Vault } from '../../lib/vault/vault.ts';
 import { FakeNextcloud } from '../fakes/nextcloud/server.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.ts';
 import { APP_ID, APP_SECRET, USERS } from '../tools/first-party-fixture.ts';
@@ -33,9 +35,10 @@ for (const dialect of DIALECTS) {
       activeMentions: async () => new Map([['tutor', 'bot-1'], ['helper', 'bot-2']]),
     };
 
-    function build(authorize?: ConstructorParameters<typeof ConfirmationService>[0]['authorize']): { service: ConfirmationService; provider: FirstPartyToolProvider } {
+    function build(authorize?: ConstructorParameters<typeof ConfirmationService>[0]['authorize'], sealer: Vault | null = new Vault(tdb.db, randomBytes(32))): { service: ConfirmationService; provider: FirstPartyToolProvider } {
       const s = new ConfirmationService({
         db: tdb.db,
+        sealer,
         nextcloud: client,
         appId: APP_ID,
         now: () => clock,
@@ -162,6 +165,53 @@ for (const dialect of DIALECTS) {
       const again = await reply(`@tutor ja ${code}`);
       assert.equal(again.handled && again.status, 'already-used');
       assert.equal(deletes(), d0 + 1, 'never twice');
+    });
+
+    it('a link password waits sealed, never in plain text, reaches Nextcloud once confirmed, and leaves storage with the consumption', async () => {
+      const password = 'Correct-Horse-7781';
+      nc.dav.files.putFile('alice', 'public/plan.txt', 'the plan');
+      const res = await provider.executeTool('sharing_create_public_link', { path: 'public/plan.txt', password }, {}, ctx());
+      assert.match(res.content.map((x) => String((x as { text?: string }).text)).join(''), /NOT DONE YET/);
+      const code = /code (\d{4,6})/.exec(posts.at(-1)?.text ?? '')?.[1];
+      assert.ok(code);
+      const rows = await tdb.db.selectFrom('pending_confirmations').selectAll().where('tool_name', '=', 'sharing_create_public_link').execute();
+      assert.equal(rows.length, 1);
+      const row = rows[0];
+      assert.ok(row?.sealed_secrets, 'the password is sealed');
+      assert.ok(!JSON.stringify(row).includes(password), 'no column holds the password in plain text');
+      assert.match(posts.at(-1)?.text ?? '', /protected by a password/);
+      assert.ok(!posts.some((p) => p.text.includes(password)), 'the request message does not show it');
+
+      const yes = await reply(`@tutor yes ${code}`);
+      assert.equal(yes.handled && yes.status, 'executed', JSON.stringify(yes));
+      assert.ok(!JSON.stringify(yes).includes(password), 'the outcome handed to the pipeline carries no secret');
+      const create = nc.calls.filter((c) => c.method === 'POST' && c.path.endsWith('/files_sharing/api/v1/shares')).at(-1);
+      assert.ok(create?.body.includes(password), 'Nextcloud received the password');
+      assert.equal(create?.user, 'alice');
+      const after = await tdb.db.selectFrom('pending_confirmations').select(['sealed_secrets', 'status']).where('id', '=', row?.id ?? '').executeTakeFirstOrThrow();
+      assert.equal(after.status, 'done');
+      assert.equal(after.sealed_secrets, null, 'the sealed password is gone once used');
+    });
+
+    it('a cancelled or superseded action drops its sealed secret; without a vault a secret is refused, not stored', async () => {
+      nc.dav.files.putFile('alice', 'public/a.txt', 'a');
+      await provider.executeTool('sharing_create_public_link', { path: 'public/a.txt', password: 'first-secret-1' }, {}, ctx());
+      await requestDelete('public/b.txt');
+      const superseded = await tdb.db.selectFrom('pending_confirmations').select(['sealed_secrets', 'status']).where('tool_name', '=', 'sharing_create_public_link').where('status', '=', 'superseded').execute();
+      assert.equal(superseded.length, 1);
+      assert.equal(superseded[0]?.sealed_secrets, null);
+      await provider.executeTool('sharing_create_public_link', { path: 'public/a.txt', password: 'second-secret-2' }, {}, ctx());
+      assert.equal((await reply('@tutor no')).handled, true);
+      const cancelled = await tdb.db.selectFrom('pending_confirmations').select('sealed_secrets').where('status', '=', 'cancelled').where('tool_name', '=', 'sharing_create_public_link').executeTakeFirstOrThrow();
+      assert.equal(cancelled.sealed_secrets, null);
+
+      ({ service, provider } = build(undefined, null));
+      const before = await tdb.db.selectFrom('pending_confirmations').select('id').execute();
+      const refused = await provider.executeTool('sharing_create_public_link', { path: 'public/a.txt', password: 'third-secret-3' }, {}, ctx());
+      assert.equal(refused.isError, true);
+      const afterRows = await tdb.db.selectFrom('pending_confirmations').selectAll().execute();
+      assert.equal(afterRows.length, before.length, 'nothing was stored');
+      assert.ok(!JSON.stringify(afterRows).includes('third-secret-3'));
     });
 
     it('expires after 10 minutes (fake clock)', async () => {

@@ -213,7 +213,8 @@ const sharingCreateLink: FirstPartyTool = {
       const item = await sharedItem(env, path);
       if (!isItem(item)) return item;
       return {
-        args: { path: path.relative, ...(password ? { password } : {}), ...(expireDate ? { expireDate } : {}), ...(label ? { label } : {}) },
+        args: { path: path.relative, ...(expireDate ? { expireDate } : {}), ...(label ? { label } : {}) },
+        ...(password ? { secrets: { password } } : {}),
         binding: { fileId: item.fileId },
         description: `create a public link (anyone with the link can read) to the ${item.type} ${displayPath(path)}${password ? ', protected by a password' : ', without a password'}${expireDate ? `, expiring ${expireDate}` : ', with no expiry date'}`,
         confirmReason: 'creating a public link',
@@ -228,7 +229,7 @@ const sharingCreateLink: FirstPartyTool = {
         path: displayPath(path),
         shareType: SHARE_TYPE_LINK,
         permissions: PERMISSION_BITS.read,
-        ...(typeof action.args['password'] === 'string' ? { password: action.args['password'] } : {}),
+        ...(action.secrets?.['password'] !== undefined ? { password: action.secrets['password'] } : {}),
         ...(typeof action.args['expireDate'] === 'string' ? { expireDate: action.args['expireDate'] } : {}),
         ...(typeof action.args['label'] === 'string' ? { label: action.args['label'] } : {}),
       });

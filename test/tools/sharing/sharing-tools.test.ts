@@ -21,6 +21,8 @@ function stored(): StoredAction {
     tool: r.action.tool,
     args: structuredClone(r.action.args),
     binding: structuredClone(r.action.binding),
+    // As the confirmation service unseals them for the executor.
+    ...(r.action.secrets ? { secrets: structuredClone(r.action.secrets) } : {}),
     description: r.action.description,
     hash: '',
     createdAt: NOW,
@@ -113,6 +115,7 @@ describe('sharing tools against the fake Nextcloud', () => {
     const description = stored().description;
     assert.match(description, /protected by a password, expiring 2030-06-30/);
     assert.equal(description.includes('correct horse'), false, 'the password is never repeated');
+    assert.equal(JSON.stringify(stored().args).includes('correct horse'), false, 'the password is not among the stored arguments');
     const l = await confirm();
     assert.equal(l.isError, false, text(l));
     const created = json(l)['created'] as Record<string, unknown>;
