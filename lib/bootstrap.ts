@@ -3,6 +3,9 @@ import { join } from 'node:path';
 import type { Express } from 'express';
 import type { AppConfig } from './config/env.ts';
 import { AdminCheck } from './appapi/admin-check.ts';
+import { UserDirectory } from './users/user-directory.ts';
+import { RECONCILE_INTERVAL_MS, UserReconciler } from './users/user-reconciler.ts';
+import { UserStates } from './users/user-states.ts';
 import { EnabledHandler, type Registrar } from './appapi/enabled-handler.ts';
 import { InitRunner } from './appapi/init-runner.ts';
 import { NextcloudLogForwarder } from './appapi/nextcloud-log.ts';
@@ -185,7 +188,9 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     fetchImpl: options.fetchImpl,
   });
   nextcloudRef = nextcloud;
-  const adminCheck = new AdminCheck(nextcloud, { now });
+  // S21: disabled or deleted owners' bots stop; reconciliation reads enabled flags as an admin the app has seen.
+  const userStates = new UserStates(db, now);
+  const adminCheck = new AdminCheck(nextcloud, { now, onAdmin: (uid) => userStates.noteAdmin(uid) });
 
   // Models
   const llmSettings = new LlmSettingsService(settings, vault);
@@ -225,7 +230,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   const memberships = new MembershipService(nextcloud, { now });
   const dedicated = new DedicatedTalkBotService({ db, identities });
   const governance = new Governance({ db, memberships, models: catalog, tools: registryToolGate(registry), dedicated, logger, now });
-  const access = options.botAccess ?? new GovernanceAccessPolicy({ memberships, logger });
+  const access = options.botAccess ?? new GovernanceAccessPolicy({ memberships, logger, ownerStatus: (uid) => userStates.statusOf(uid) });
   const resolver = new BotConfigResolver(db);
   const deletion = new BotDeletion({ db, queue: requestQueue, traces, dedicated, logger });
   const router = new MessageRouter({ bots, access, onboarding, memory, rooms, resolver });
@@ -417,6 +422,24 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     await traces.prune(typeof days === 'number' && Number.isFinite(days) && days >= 1 ? days : DEFAULT_TRACE_RETENTION_DAYS);
   };
   await pruneTraces().catch((err: unknown) => logger.warn({ err }, 'trace retention failed'));
+  const reconciler = new UserReconciler({
+    db,
+    directory: new UserDirectory(nextcloud),
+    states: userStates,
+    bots,
+    isAdmin: (u) => adminCheck.isAdmin(u),
+    deleteBot: (id) => deletion.delete(id),
+    clearTraces: (uid) => traces.clearForUser(uid),
+    onBotsChanged: settingsChangedHere,
+    logger,
+    now,
+  });
+  // Daily, where the Talk worker runs; the first run waits until start-up traffic has settled.
+  const reconcile = () => void reconciler.run().catch((err: unknown) => logger.warn({ err }, 'user reconciliation failed'));
+  const firstReconcile = setTimeout(() => runsWorker && reconcile(), 10 * 60_000);
+  const dailyReconcile = setInterval(() => runsWorker && reconcile(), RECONCILE_INTERVAL_MS);
+  firstReconcile.unref();
+  dailyReconcile.unref();
   const maintenance = setInterval(() => {
     void (async () => {
       const s = await llmSettings.get();
@@ -457,6 +480,8 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     processing,
     close: async () => {
       clearInterval(maintenance);
+      clearTimeout(firstReconcile);
+      clearInterval(dailyReconcile);
       metrics.stop();
       if (threadReady) await (await threadReady.catch(() => null))?.stop();
       await worker.stop();

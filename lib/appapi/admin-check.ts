@@ -15,11 +15,14 @@ export class AdminCheck {
   readonly #ttlMs: number;
   readonly #now: () => number;
   readonly #cache = new Map<string, { admin: boolean; until: number }>();
+  readonly #onAdmin: ((uid: string) => Promise<void>) | undefined;
 
-  constructor(nextcloud: NextcloudClient, options: { ttlMs?: number; now?: () => number } = {}) {
+  /** `onAdmin`: told of every confirmed admin (user reconciliation reads flags as one). */
+  constructor(nextcloud: NextcloudClient, options: { ttlMs?: number; now?: () => number; onAdmin?: (uid: string) => Promise<void> } = {}) {
     this.#nextcloud = nextcloud;
     this.#ttlMs = options.ttlMs ?? 30_000;
     this.#now = options.now ?? Date.now;
+    this.#onAdmin = options.onAdmin;
   }
 
   async isAdmin(user: ActingUser): Promise<boolean> {
@@ -29,6 +32,7 @@ export class AdminCheck {
     const me = await this.#nextcloud.as(user).ocs<CloudUser>('GET', '/ocs/v2.php/cloud/user');
     const admin = me.id === user.uid && Array.isArray(me.groups) && me.groups.includes('admin');
     this.#cache.set(user.uid, { admin, until: now + this.#ttlMs });
+    if (admin) await this.#onAdmin?.(user.uid).catch(() => undefined);
     if (this.#cache.size > 10_000) this.#cache.clear();
     return admin;
   }

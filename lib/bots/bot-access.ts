@@ -3,6 +3,7 @@ import type { Logger } from '../log/logger.ts';
 import { issueForStoredPrincipal, isIssued, type ActingUser } from '../nextcloud/identity.ts';
 import type { Bot } from './bot-store.ts';
 import type { MembershipService } from './memberships.ts';
+import type { UserStatus } from '../users/user-tables.ts';
 
 export type ActorKind = 'user' | 'guest' | 'federated' | 'bot' | 'email' | 'other';
 
@@ -25,6 +26,7 @@ export type BotAccessReason =
   | 'not-a-person'
   | 'not-shared'
   | 'no-access'
+  | 'owner-unavailable'
   | 'check-failed';
 
 export interface BotAccessDecision {
@@ -81,14 +83,18 @@ export function isPublished(bot: Bot): boolean {
 export class GovernanceAccessPolicy implements BotAccessPolicy {
   readonly #memberships: MembershipService;
   readonly #logger: Logger | undefined;
+  readonly #ownerStatus: ((uid: string) => Promise<UserStatus>) | undefined;
 
-  constructor(deps: { memberships: MembershipService; logger?: Logger }) {
+  /** `ownerStatus`: S21, the bots of a disabled or deleted account stop. */
+  constructor(deps: { memberships: MembershipService; logger?: Logger; ownerStatus?: (uid: string) => Promise<UserStatus> }) {
     this.#memberships = deps.memberships;
     this.#logger = deps.logger;
+    this.#ownerStatus = deps.ownerStatus;
   }
 
   async canUse(bot: Bot, actor: BotActor): Promise<BotAccessDecision> {
     if (!bot.active) return { allowed: false, reason: 'inactive' };
+    if (this.#ownerStatus && (await this.#ownerStatus(bot.ownerUid)) !== 'active') return { allowed: false, reason: 'owner-unavailable' };
     switch (actor.kind) {
       case 'user':
         break;

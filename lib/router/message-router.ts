@@ -163,6 +163,7 @@ export class MessageRouter {
 function refusal(bot: Bot, reason: string): string {
   if (reason === 'guest-not-allowed') return `Sorry, @${bot.mention} is not available to guests.`;
   if (reason === 'inactive') return `Sorry, @${bot.mention} is currently switched off.`;
+  if (reason === 'owner-unavailable') return `Sorry, @${bot.mention} is not available: the account that owns it is disabled or deleted. An administrator can help.`;
   return `Sorry, you don't have access to @${bot.mention}. Ask its owner or an administrator to share it with you.`;
 }
 

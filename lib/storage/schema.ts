@@ -10,6 +10,7 @@ import type { TraceTables } from '../traces/trace-store.ts';
 import type { ToolTables } from '../tools/tool-tables.ts';
 import type { BotGovernanceColumns, GovernanceTables } from '../bots/governance-tables.ts';
 import type { ConfirmationTables } from '../confirmations/confirmation-tables.ts';
+import type { UserTables } from '../users/user-tables.ts';
 import type { KnowledgeTables } from '../knowledge/knowledge-tables.ts';
 
 export interface SettingsTable {
@@ -119,7 +120,7 @@ export interface ConversationMessagesTable {
   created_at: number;
 }
 
-export interface Database extends RateLimitTables, RequestQueueTables, TraceTables, ToolTables, GovernanceTables, ConfirmationTables, KnowledgeTables {
+export interface Database extends RateLimitTables, RequestQueueTables, TraceTables, ToolTables, GovernanceTables, ConfirmationTables, KnowledgeTables, UserTables {
   settings: SettingsTable;
   secrets: SecretsTable;
   bots: BotsTable;

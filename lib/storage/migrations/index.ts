@@ -7,6 +7,7 @@ import * as m0006 from './0006-governance.ts';
 import * as m0007 from './0007-confirmations.ts';
 import * as m0008 from './0008-knowledge.ts';
 import * as m0010 from './0010-confirmation-secrets.ts';
+import * as m0011 from './0011-user-states.ts';
 
 /** Ordered migrations; names sort in the order they must run. Append only. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '0007-confirmations': m0007,
   '0008-knowledge': m0008,
   '0010-confirmation-secrets': m0010,
+  '0011-user-states': m0011,
 };

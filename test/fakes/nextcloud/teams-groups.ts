@@ -291,7 +291,11 @@ export function teamsGroupsRoutes(users: UserDirectory, talk: FakeTalk, now: () 
       handle: (ctx, m) => {
         const uid = decode(m[1]);
         if (uid !== self(ctx) && !users.isAdmin(self(ctx))) return ocsFailure(ctx.version, ctx.format, 998, '');
-        return withSubadmin(uid, ctx) ?? ocsFailure(ctx.version, ctx.format, 998, '');
+        const user = users.get(uid);
+        if (!user) return ocsFailure(ctx.version, ctx.format, 998, '');
+        // Nextcloud shows `enabled` only to admins and the user's sub-admins, never in a self view.
+        const enabled = users.isAdmin(self(ctx)) ? { enabled: user.enabled !== false } : {};
+        return ocsData(ctx.version, ctx.format, { ...enabled, ...cloudUserData(user, ctx.now()), subadmin: teams.subAdminGroups(uid) });
       },
     },
     {

@@ -26,6 +26,11 @@ export class UserDirectory {
     this.#users.set(user.id, { ...user, groups: [...user.groups] });
   }
 
+  /** The account is deleted in Nextcloud. */
+  remove(id: string): void {
+    this.#users.delete(id);
+  }
+
   get(id: string): FakeUser | undefined {
     return this.#users.get(id);
   }
