@@ -1,7 +1,8 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, SqliteDialect } from 'kysely';
+import { CurrentSchemaPostgresDialect } from './scoped-introspector.ts';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 
@@ -55,7 +56,7 @@ function openPostgres(url: string, schema: string | undefined, poolSize: number)
     // With a schema per tenant, catalog queries scan every schema; parallel workers there race with schemas being dropped.
     ...(schema ? { options: `-c search_path=${schema} -c max_parallel_workers_per_gather=0` } : {}),
   });
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }
 
