@@ -329,7 +329,12 @@ for (const dialect of DIALECTS) {
         throw new Error('process killed');
       }).service;
       const dying = crashed.handleReply(m, { author: issueFromConfirmedTalkAuthor('alice'), deliveredType: 'Create' });
-      await new Promise((r) => setTimeout(r, 50));
+      // Wait until the first process has consumed it (a fixed delay races on a loaded machine).
+      for (let i = 0; i < 200; i++) {
+        const row = await tdb.db.selectFrom('pending_confirmations').select('status').where('code', '=', code).where('user_uid', '=', 'alice').orderBy('created_at', 'desc').executeTakeFirst();
+        if (row?.status === 'running') break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
       // A new process over the same database processes the same message again.
       const fresh = build().service;
       await fresh.loadIndex();
