@@ -1,9 +1,74 @@
-import { existsSync, unlinkSync } from 'node:fs';
-import { createServer } from 'node:http';
-import { ConfigError, loadConfig } from './config/env.ts';
-import { buildApplication } from './bootstrap.ts';
+import { existsSync, readFileSync, unlinkSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { enableCompileCache } from 'node:module';
+
+// Compiled (and type-stripped) modules are cached on disk, so a restart loads faster.
+enableCompileCache();
+
+type Handler = (req: IncomingMessage, res: ServerResponse) => void;
+type Address = { socket: string } | { host: string; port: number };
+
+/**
+ * The listen address, read without loading the configuration module (zod
+ * alone takes a few hundred ms). Mirrors config/env.ts; null when the port is
+ * not valid, so that loadConfig reports it.
+ */
+function earlyAddress(env: NodeJS.ProcessEnv): Address | null {
+  if (env.HP_SHARED_KEY) return { socket: '/tmp/exapp.sock' };
+  const raw = env.APP_PORT?.trim() ?? '';
+  const port = Number(raw);
+  if (raw === '' || !Number.isInteger(port) || port < 1 || port > 65535) return null;
+  return { host: env.APP_HOST?.trim() || '127.0.0.1', port };
+}
+
+/** The static imports of a module (resolved against it), in source order. */
+function importsOf(url: URL): string[] {
+  const source = readFileSync(url, 'utf8');
+  return [...source.matchAll(/^import\s+(?!type\b)[^;]*?from\s+'([^']+)';/gms)].map((m) => (m[1]!.startsWith('.') ? new URL(m[1]!, url).href : m[1]!));
+}
+
+/**
+ * Listens at once: /heartbeat needs nothing else, so AppAPI sees the app up
+ * while the composition root loads. Every other request waits until the
+ * application is built (AppAPI calls /init only after a heartbeat; a webhook
+ * waits well within its 3 s).
+ */
+function startServer(address: Address): { server: Server; ready: (handler: Handler) => void; listening: Promise<void> } {
+  let handler: Handler | null = null;
+  const waiting: Array<() => void> = [];
+  const server = createServer((req, res) => {
+    if (handler) return handler(req, res);
+    if (req.method === 'GET' && (req.url === '/heartbeat' || req.url?.startsWith('/heartbeat?'))) {
+      res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
+      res.end('{"status":"ok"}');
+      return;
+    }
+    waiting.push(() => handler!(req, res));
+  });
+  server.keepAliveTimeout = 65_000;
+  const listening = new Promise<void>((resolve) => {
+    if ('socket' in address) {
+      if (existsSync(address.socket)) unlinkSync(address.socket);
+      server.listen(address.socket, resolve);
+    } else {
+      server.listen(address.port, address.host, resolve);
+    }
+  });
+  return {
+    server,
+    listening,
+    ready: (h) => {
+      handler = h;
+      for (const resume of waiting.splice(0)) resume();
+    },
+  };
+}
 
 async function main(): Promise<void> {
+  const early = earlyAddress(process.env);
+  let started = early ? startServer(early) : null;
+
+  const { ConfigError, loadConfig } = await import('./config/env.ts');
   let config;
   try {
     config = loadConfig(process.env);
@@ -17,19 +82,23 @@ async function main(): Promise<void> {
   // Only the Nextcloud client keeps the secret; child processes must not inherit it (S1).
   delete process.env.APP_SECRET;
   delete process.env.EDUCAI_VAULT_KEY;
+  started ??= startServer(config.unixSocket ? { socket: config.unixSocket } : { host: config.appHost, port: config.appPort });
+  const { server } = started;
+  await started.listening;
 
+  // Module loading is synchronous once it starts; loading the composition root's imports one by one, with a
+  // turn of the event loop between them, lets the heartbeat be answered while the rest loads.
+  for (const specifier of importsOf(new URL('./bootstrap.ts', import.meta.url))) {
+    await import(specifier);
+    await new Promise((r) => setImmediate(r));
+  }
   // The Talk worker runs in its own thread so webhooks are acknowledged at once (EDUCAI_SINGLE_THREAD=1 to disable).
+  const { buildApplication } = await import('./bootstrap.ts');
   const application = await buildApplication(config, { role: process.env.EDUCAI_SINGLE_THREAD === '1' ? 'all' : 'http' });
   const { logger } = application;
-  const server = createServer(application.app);
-  server.keepAliveTimeout = 65_000;
-
-  if (config.unixSocket) {
-    if (existsSync(config.unixSocket)) unlinkSync(config.unixSocket);
-    server.listen(config.unixSocket, () => logger.info({ socket: config.unixSocket }, 'listening on unix socket (HaRP)'));
-  } else {
-    server.listen(config.appPort, config.appHost, () => logger.info({ host: config.appHost, port: config.appPort }, 'listening'));
-  }
+  started.ready(application.app as unknown as Handler);
+  if (config.unixSocket) logger.info({ socket: config.unixSocket }, 'listening on unix socket (HaRP)');
+  else logger.info({ host: config.appHost, port: config.appPort }, 'listening');
 
   const shutdown = (signal: string) => {
     logger.info({ signal }, 'shutting down');

@@ -1,3 +1,4 @@
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { buildApplication } from '../bootstrap.ts';
 import type { AppConfig } from '../config/env.ts';
@@ -7,6 +8,14 @@ import { ThreadRpc } from '../server/thread-rpc.ts';
 const port = parentPort;
 if (!port) throw new Error('processing-entry must run in a worker thread');
 const data = workerData as { config: AppConfig; pgSchema?: string };
+
+// On Linux the nice value is per thread (pid 0 = the calling thread): when CPU is short, the HTTP thread's
+// webhook acks go before model streaming and tool calls. Raising one's own nice value needs no privilege.
+try {
+  setPriority(10);
+} catch {
+  // Not permitted or not supported: the thread runs at normal priority.
+}
 
 let rpc: ThreadRpc | null = null;
 const application = await buildApplication(data.config, {

@@ -10,8 +10,33 @@ export type Dialect = 'sqlite' | 'postgres';
 
 export interface DatabaseHandle {
   db: Kysely<Database>;
+  /**
+   * The Talk intake's own write path (the `inbox` table). On SQLite a separate
+   * file written only by the HTTP thread, so an acknowledgement never waits for
+   * the processing thread's write lock; on PostgreSQL the same pool as `db`
+   * (absent: `db`).
+   */
+  intake?: Kysely<Database>;
+  /** SQLite only: the intake's two hot statements, prepared once (no query building per webhook). */
+  intakeStatements?: IntakeStatements;
   dialect: Dialect;
   close(): Promise<void>;
+}
+
+export interface IntakeRow {
+  room_token: string;
+  message_id: string;
+  actor_id: string;
+  route: string;
+  kind: string;
+  payload: string;
+  received_at: number;
+}
+
+export interface IntakeStatements {
+  /** false when the same (room, message, actor) is already queued. */
+  insert(row: IntakeRow): boolean;
+  isHandled(roomToken: string, messageId: string): boolean;
 }
 
 export interface OpenOptions {
@@ -23,24 +48,110 @@ export interface OpenOptions {
   pgPoolSize?: number;
 }
 
+/** The intake file next to the main one: educai.sqlite → educai-intake.sqlite. */
+export function intakePathFor(sqlitePath: string): string {
+  return sqlitePath === ':memory:' ? ':memory:' : sqlitePath.replace(/(\.sqlite)?$/, '-intake.sqlite');
+}
+
+/** Schema of the intake file, versioned with user_version (it has no migration table of its own). */
+const INTAKE_SCHEMA = [
+  `create table if not exists inbox (
+     id integer primary key autoincrement,
+     room_token varchar(64) not null,
+     message_id varchar(32) not null,
+     actor_id varchar(255) not null,
+     route varchar(191) not null,
+     kind varchar(32) not null,
+     payload text not null,
+     received_at bigint not null,
+     constraint inbox_event unique (room_token, message_id, actor_id))`,
+  'create index if not exists inbox_room on inbox (room_token, id)',
+];
+
+function createFile(path: string): void {
+  if (path === ':memory:') return;
+  mkdirSync(dirname(path), { recursive: true });
+  // Conversations and encrypted secrets live here: owner-only, and SQLite gives -wal/-shm the same mode.
+  closeSync(openSync(path, 'a', 0o600));
+}
+
+function openIntake(path: string, mainPath: string): BetterSqlite3.Database {
+  createFile(path);
+  const intake = new BetterSqlite3(path);
+  intake.pragma('journal_mode = WAL');
+  // A commit survives a process crash (SIGKILL); only an OS crash or power loss may lose the last acks.
+  intake.pragma('synchronous = NORMAL');
+  // Checkpoints (the only fsyncs) run on the processing thread, never in a webhook request.
+  intake.pragma('wal_autocheckpoint = 0');
+  intake.pragma('busy_timeout = 5000');
+  if (Number(intake.pragma('user_version', { simple: true })) < 1) {
+    intake.transaction(() => {
+      for (const ddl of INTAKE_SCHEMA) intake.exec(ddl);
+      intake.pragma('user_version = 1');
+    })();
+  }
+  // Read-only use: the dedupe check reads handled_messages (unqualified names fall through to attached files).
+  intake.prepare('attach database ? as app').run(mainPath);
+  return intake;
+}
+
 /**
  * SQLite runs in WAL mode with synchronous=NORMAL: a commit survives a process
  * crash, and only an OS crash or power loss may lose the last transactions.
- * That keeps a webhook insert in the microseconds (issue: ack p99 ≤ 5 ms).
+ * The webhook inbox lives in a second file (see DatabaseHandle.intake) that the
+ * main connection attaches as `intake`, so the worker reads it with a join and
+ * never writes it; the HTTP thread is its only writer.
  */
 function openSqlite(path: string): DatabaseHandle {
-  if (path !== ':memory:') {
-    mkdirSync(dirname(path), { recursive: true });
-    // Conversations and encrypted secrets live here: owner-only, and SQLite gives -wal/-shm the same mode.
-    closeSync(openSync(path, 'a', 0o600));
-  }
+  createFile(path);
   const sqlite = new BetterSqlite3(path);
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
-  return { db, dialect: 'sqlite', close: () => db.destroy() };
+  const intakePath = intakePathFor(path);
+  let intakeDb: Kysely<Database>;
+  let closeIntake: () => Promise<void>;
+  let statements: IntakeStatements | undefined;
+  if (path === ':memory:') {
+    // One connection sees one in-memory database: the intake is an attached in-memory schema on it.
+    sqlite.exec("attach database ':memory:' as intake");
+    for (const ddl of INTAKE_SCHEMA) sqlite.exec(ddl.replace('create table if not exists inbox', 'create table if not exists intake.inbox').replace('inbox_room on inbox', 'intake.inbox_room on inbox'));
+    intakeDb = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    closeIntake = async () => undefined;
+  } else {
+    const intake = openIntake(intakePath, path);
+    sqlite.prepare('attach database ? as intake').run(intakePath);
+    const k = new Kysely<Database>({ dialect: new SqliteDialect({ database: intake }) });
+    intakeDb = k;
+    // Prepared on first use: handled_messages exists only once the main file is migrated.
+    let insert: BetterSqlite3.Statement | null = null;
+    let handled: BetterSqlite3.Statement | null = null;
+    statements = {
+      insert: (row) => {
+        insert ??= intake.prepare(
+          'insert into inbox (room_token, message_id, actor_id, route, kind, payload, received_at) values (@room_token, @message_id, @actor_id, @route, @kind, @payload, @received_at) on conflict (room_token, message_id, actor_id) do nothing',
+        );
+        return insert.run(row).changes > 0;
+      },
+      isHandled: (roomToken, messageId) => {
+        handled ??= intake.prepare('select 1 from handled_messages where room_token = ? and message_id = ?').pluck();
+        return handled.get(roomToken, messageId) !== undefined;
+      },
+    };
+    closeIntake = () => k.destroy();
+  }
+  const db = path === ':memory:' ? intakeDb : new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return {
+    db,
+    intake: intakeDb,
+    ...(statements ? { intakeStatements: statements } : {}),
+    dialect: 'sqlite',
+    close: async () => {
+      if (intakeDb !== db) await closeIntake();
+      await db.destroy();
+    },
+  };
 }
 
 function openPostgres(url: string, schema: string | undefined, poolSize: number): DatabaseHandle {
@@ -57,7 +168,7 @@ function openPostgres(url: string, schema: string | undefined, poolSize: number)
     ...(schema ? { options: `-c search_path=${schema} -c max_parallel_workers_per_gather=0` } : {}),
   });
   const db = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
-  return { db, dialect: 'postgres', close: () => db.destroy() };
+  return { db, intake: db, dialect: 'postgres', close: () => db.destroy() };
 }
 
 export function openDatabase(options: OpenOptions): DatabaseHandle {

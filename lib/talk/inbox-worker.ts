@@ -47,7 +47,10 @@ export class InboxWorker {
     this.#stopped = false;
     const resumed = await this.#inbox.releaseInterrupted();
     if (resumed > 0) this.#logger.info({ resumed }, 'resuming interrupted Talk events');
-    this.#timer = setInterval(() => this.notify(), this.#options.pollMs);
+    this.#timer = setInterval(() => {
+      this.notify();
+      void this.#inbox.maintain().catch((err: unknown) => this.#logger.warn({ err }, 'inbox maintenance failed'));
+    }, this.#options.pollMs);
     this.#timer.unref();
     this.notify();
   }

@@ -456,39 +456,53 @@ export class TraceStore {
 
   /** Appends one event; a null run id (tracing failed at start) is ignored. */
   async recordEvent(runId: string | null, event: TraceEventInput): Promise<void> {
-    if (runId === null) return;
+    await this.recordEvents(runId, [event]);
+  }
+
+  /**
+   * Appends events in order, in one transaction: one counter update and one
+   * multi-row insert, so the processing thread holds the write lock once per
+   * batch instead of once per event.
+   */
+  async recordEvents(runId: string | null, events: readonly TraceEventInput[]): Promise<void> {
+    if (runId === null || events.length === 0) return;
     try {
       const store = this.#storeContent.get(runId) ?? (await this.#storesContent(runId));
-      const e = prepareEvent(event, store);
+      const prepared = events.map((event) => prepareEvent(event, store));
       const now = this.#now();
+      const sum = (f: (e: PreparedEvent) => number) => prepared.reduce((n, e) => n + f(e), 0);
+      const lastError = prepared.findLast((e) => e.errorSummary !== null)?.errorSummary ?? null;
       await this.#db.transaction().execute(async (trx) => {
         const run = await trx
           .updateTable('trace_runs')
           .set({
-            event_count: sql`event_count + 1`,
-            tool_call_count: e.toolCall ? sql`tool_call_count + 1` : sql`tool_call_count`,
-            prompt_tokens: sql`prompt_tokens + ${e.usage.prompt}`,
-            completion_tokens: sql`completion_tokens + ${e.usage.completion}`,
-            total_tokens: sql`total_tokens + ${e.usage.total}`,
-            ...(e.errorSummary !== null ? { error_summary: e.errorSummary } : {}),
+            event_count: sql`event_count + ${prepared.length}`,
+            tool_call_count: sql`tool_call_count + ${sum((e) => (e.toolCall ? 1 : 0))}`,
+            prompt_tokens: sql`prompt_tokens + ${sum((e) => e.usage.prompt)}`,
+            completion_tokens: sql`completion_tokens + ${sum((e) => e.usage.completion)}`,
+            total_tokens: sql`total_tokens + ${sum((e) => e.usage.total)}`,
+            ...(lastError !== null ? { error_summary: lastError } : {}),
           })
           .where('id', '=', runId)
           .returning('event_count')
           .executeTakeFirst();
         if (!run) throw new Error('unknown trace run');
+        const first = Number(run.event_count) - prepared.length + 1;
         await trx
           .insertInto('trace_events')
-          .values({
-            run_id: runId,
-            seq: Number(run.event_count),
-            type: e.type,
-            tool_name: e.toolName,
-            status: e.status,
-            duration_ms: e.durationMs === null ? null : Math.round(e.durationMs),
-            payload: JSON.stringify(sanitizeForTrace(e.payload)),
-            preview: e.preview,
-            created_at: now,
-          })
+          .values(
+            prepared.map((e, i) => ({
+              run_id: runId,
+              seq: first + i,
+              type: e.type,
+              tool_name: e.toolName,
+              status: e.status,
+              duration_ms: e.durationMs === null ? null : Math.round(e.durationMs),
+              payload: JSON.stringify(sanitizeForTrace(e.payload)),
+              preview: e.preview,
+              created_at: now,
+            })),
+          )
           .execute();
       });
     } catch (err) {

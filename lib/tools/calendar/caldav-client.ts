@@ -1,7 +1,7 @@
 // CalDAV as the invoking user through tsdav (authMethod 'Custom'; the AppAPI headers are added by
 // our transport, which tsdav reaches through createDavFetch). Calendars and event hrefs come
 // only from what the server answered in this turn, never from model output (S1).
-import { createDAVClient, type DAVCalendar } from 'tsdav';
+import type { createDAVClient, DAVCalendar } from 'tsdav';
 import type { NextcloudSession } from '../../nextcloud/client.ts';
 import { errorForStatus } from '../../nextcloud/errors.ts';
 import { parseDavXml, parseMultistatus, propHrefs, propText, textOf } from '../files/multistatus.ts';
@@ -76,6 +76,8 @@ export class CalDavClient {
   static async connect(session: NextcloudSession): Promise<CalDavClient> {
     const fetch = createDavFetch(session);
     const root = session.davUrl('/');
+    // tsdav (and its XML stack) loads with the first calendar call, not at start-up.
+    const { createDAVClient } = await import('tsdav');
     const client = await createDAVClient({
       serverUrl: root,
       credentials: {},

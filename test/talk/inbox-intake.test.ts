@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, describe, it } from 'node:test';
+import BetterSqlite3 from 'better-sqlite3';
+import { Inbox, type NewInboxEvent } from '../../lib/talk/inbox.ts';
+import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.ts';
+
+const event = (roomToken: string, messageId: string): NewInboxEvent => ({
+  roomToken,
+  messageId,
+  actorId: 'users/alice',
+  route: 'talk_bot',
+  kind: 'message',
+  payload: { type: 'Create', systemName: null, actorId: 'users/alice', roomToken, messageId },
+});
+
+const inboxOf = (tdb: TestDatabase, now: () => number = Date.now) => new Inbox(tdb.db, now, tdb.intake ?? tdb.db, tdb.intakeStatements);
+
+for (const dialect of DIALECTS) {
+  describe(`inbox write paths on ${dialect}`, () => {
+    const opened: TestDatabase[] = [];
+    after(async () => {
+      for (const t of opened) await t.drop();
+    });
+
+    it('queues once per (room, message, actor), runs a room in order and rooms side by side', async () => {
+      const tdb = await createTestDatabase(dialect);
+      opened.push(tdb);
+      const inbox = inboxOf(tdb);
+      assert.equal(await inbox.add(event('r1', '1')), true);
+      assert.equal(await inbox.add(event('r1', '1')), false, 'a redelivery is not queued twice');
+      assert.equal(await inbox.add(event('r1', '2')), true);
+      assert.equal(await inbox.add(event('r2', '1')), true);
+      const first = await inbox.claim(8, new Set());
+      assert.deepEqual(first.map((e) => [e.roomToken, e.messageId, e.attempts]), [['r1', '1', 1], ['r2', '1', 1]]);
+      assert.deepEqual(await inbox.claim(8, new Set()), [], 'nothing more until a room finishes');
+      await inbox.complete(first[0]!.id);
+      const next = await inbox.claim(8, new Set());
+      assert.deepEqual(next.map((e) => [e.roomToken, e.messageId]), [['r1', '2']]);
+      assert.equal(await inbox.pendingCount(), 2);
+      inbox.stop();
+    });
+
+    it('retries later, resumes after a restart, and prunes finished rows on both sides', async () => {
+      let clock = 1_000_000;
+      const tdb = await createTestDatabase(dialect);
+      opened.push(tdb);
+      const inbox = inboxOf(tdb, () => clock);
+      await inbox.add(event('r1', '1'));
+      const [claimed] = await inbox.claim(1, new Set());
+      await inbox.retryLater(claimed!.id, 5_000);
+      assert.deepEqual(await inbox.claim(1, new Set()), [], 'not before its retry time');
+      clock += 5_000;
+      const [again] = await inbox.claim(1, new Set());
+      assert.equal(again!.attempts, 2);
+      // A crash while it runs: after a restart it is released and claimed again.
+      inbox.stop();
+      await tdb.close();
+      const reopened = tdb.reopen();
+      const after = new Inbox(reopened.db, () => clock, reopened.intake ?? reopened.db, reopened.intakeStatements);
+      assert.equal(await after.releaseInterrupted(), 1);
+      const [resumed] = await after.claim(1, new Set());
+      assert.equal(resumed!.messageId, '1');
+      assert.equal(resumed!.attempts, 3);
+      await after.complete(resumed!.id);
+      assert.equal(await after.pendingCount(), 0);
+      assert.equal(await after.forgetPruned(), 0, 'progress stays while the inbox row exists');
+      assert.equal(await after.prune(), 1, 'the intake deletes the finished row');
+      assert.equal(await after.forgetPruned(), 1, 'then the worker forgets it');
+      assert.equal((await reopened.db.selectFrom('inbox').select('id').execute()).length, 0);
+      await after.maintain();
+      after.stop();
+      await reopened.close();
+    });
+  });
+}
+
+describe('the SQLite intake file', () => {
+  let tdb: TestDatabase;
+  after(async () => tdb.drop());
+
+  it('accepts and dedupes webhooks while the processing side holds the main write lock', async () => {
+    tdb = await createTestDatabase('sqlite');
+    const inbox = inboxOf(tdb);
+    const intakeFile = join(tdb.dataDir, 'educai-intake.sqlite');
+    assert.equal(statSync(intakeFile).mode & 0o777, 0o600, 'owner-only intake file');
+    // Another connection (the processing thread) holds the main database's write lock.
+    const worker = new BetterSqlite3(join(tdb.dataDir, 'educai.sqlite'));
+    worker.pragma('busy_timeout = 0');
+    worker.exec('begin immediate');
+    worker.prepare("insert into handled_messages (room_token, message_id, inbox_id, handled_at) values ('r9', '9', 1, 1)").run();
+    try {
+      // With a shared file this insert would sleep in SQLite's busy handler and then fail with SQLITE_BUSY.
+      assert.equal(await inbox.add(event('r1', '1')), true);
+      assert.equal(await inbox.isHandled('r9', '9'), false, 'uncommitted work is not seen');
+    } finally {
+      worker.exec('commit');
+      worker.close();
+    }
+    assert.equal(await inbox.isHandled('r9', '9'), true, 'the dedupe check reads the main file');
+    assert.equal(await inbox.pendingCount(), 1);
+    inbox.stop();
+  });
+});
