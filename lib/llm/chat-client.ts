@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { OpenAI } from 'openai';
 
-// The SDK is loaded with the first model call, not at start-up (it is a large part of the cold start).
+// The SDK serves non-streamed calls only (streams: chat-stream.ts). It is loaded with the
+// first such call, not at start-up (it is a large part of the cold start).
 type Sdk = typeof import('openai');
 let sdk: Sdk | null = null;
 async function loadSdk(): Promise<Sdk> {
@@ -9,13 +10,9 @@ async function loadSdk(): Promise<Sdk> {
 }
 /** Its error classes; before the SDK is loaded, no error can come from it. */
 const isSdkError = (err: unknown, name: 'APIError' | 'APIConnectionTimeoutError' | 'APIUserAbortError'): boolean => sdk !== null && err instanceof sdk[name];
-import type {
-  ChatCompletion,
-  ChatCompletionChunk,
-  ChatCompletionCreateParamsNonStreaming,
-  ChatCompletionCreateParamsStreaming,
-} from 'openai/resources/chat/completions/completions';
+import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions/completions';
 import type { Logger } from '../log/logger.ts';
+import { chunkBatches, postChat, ProviderHttpError, ProviderStreamError } from './chat-stream.ts';
 import type { LlmSettings, LlmSettingsService } from './llm-settings.ts';
 import { endpointBaseUrl, type ModelCatalog, type ResolvedModel } from './model-catalog.ts';
 import { LlmError, LlmNotConfiguredError, ModelNotAllowedError, type EndpointName } from './model-ref.ts';
@@ -81,6 +78,12 @@ export interface ChatClientOptions {
   logger?: Logger;
   /** Overrides the admin's chat/stream timeouts (tests, benchmarks). */
   timeoutOverridesMs?: { chat?: number; stream?: number };
+  /**
+   * Pause between two reads of a streamed answer, so tokens that arrive
+   * meanwhile are read together (see chunkBatches). Talk replies are flushed
+   * per paragraph, so this delay is never visible. Default 100 ms; 0: none.
+   */
+  streamReadPaceMs?: number;
 }
 
 // ---- errors ---------------------------------------------------------------
@@ -184,22 +187,26 @@ function parseRetryAfter(headers: Record<string, string>): number | null {
 // Status-less provider errors (an `error` event inside a stream) that are worth the fallback.
 const TRANSIENT_TEXT = /timeout|timed out|connection|dns|ssl|not found|model_not_found|no (healthy )?deployments|overloaded|service unavailable|bad gateway|gateway timeout|try again in/i;
 
+/** The error for an HTTP status, from the SDK's APIError or our own stream request. */
+function fromStatus(status: number, headers: Headers | undefined, model: string, err: unknown): LlmError {
+  if (status === 401 || status === 403) return new LlmAuthError(model, status, err);
+  if (status === 400 || status === 422) return new LlmBadRequestError(model, status, err);
+  if (status === 429) return new LlmRateLimitError(model, headers, err);
+  if (status === 408) return new LlmTimeoutError(model, err, status);
+  if (status === 404 || status === 409 || status >= 500) return new LlmUnavailableError(model, `HTTP ${status}`, { status, cause: err });
+  return new LlmUnavailableError(model, `HTTP ${status}`, { status, transient: false, cause: err });
+}
+
 /** Maps whatever the SDK or fetch threw to one LlmError. Abort first: the caller's signal wins over everything. */
 export function toLlmError(err: unknown, model: string, userSignal?: AbortSignal, deadline?: AbortSignal): LlmError {
   if (err instanceof LlmError) return err;
   if (userSignal?.aborted) return new LlmAbortedError(model);
   if (deadline?.aborted || isSdkError(err, 'APIConnectionTimeoutError')) return new LlmTimeoutError(model, err);
   if (isSdkError(err, 'APIUserAbortError')) return new LlmAbortedError(model);
+  if (err instanceof ProviderHttpError) return fromStatus(err.status, err.headers, model, err);
+  if (err instanceof ProviderStreamError) return new LlmUnavailableError(model, 'provider reported an error', { transient: TRANSIENT_TEXT.test(err.message), cause: err });
   const apiError = isSdkError(err, 'APIError') ? (err as InstanceType<Sdk['APIError']>) : null;
-  if (apiError && typeof apiError.status === 'number') {
-    const status = apiError.status;
-    if (status === 401 || status === 403) return new LlmAuthError(model, status, err);
-    if (status === 400 || status === 422) return new LlmBadRequestError(model, status, err);
-    if (status === 429) return new LlmRateLimitError(model, apiError.headers, err);
-    if (status === 408) return new LlmTimeoutError(model, err, status);
-    if (status === 404 || status === 409 || status >= 500) return new LlmUnavailableError(model, `HTTP ${status}`, { status, cause: err });
-    return new LlmUnavailableError(model, `HTTP ${status}`, { status, transient: false, cause: err });
-  }
+  if (apiError && typeof apiError.status === 'number') return fromStatus(apiError.status, apiError.headers, model, err);
   if (apiError) {
     return new LlmUnavailableError(model, 'provider reported an error', { transient: TRANSIENT_TEXT.test(apiError.message), cause: err });
   }
@@ -305,9 +312,7 @@ function usageOf(u: { prompt_tokens?: number; completion_tokens?: number; total_
 }
 
 function isRetryableWithoutUsage(err: unknown): boolean {
-  if (!isSdkError(err, 'APIError')) return false;
-  const status = (err as { status?: unknown }).status;
-  return status === 400 || status === 422;
+  return err instanceof ProviderHttpError && (err.status === 400 || err.status === 422);
 }
 
 const SILENT_LOGGER = { error() {}, warn() {}, info() {}, debug() {} };
@@ -334,6 +339,7 @@ export class ChatClient {
   readonly #fetch: typeof fetch | undefined;
   readonly #logger: Logger | undefined;
   readonly #overrides: { chat?: number; stream?: number };
+  readonly #paceMs: number;
   readonly #clients = new Map<string, OpenAI>();
 
   constructor(options: ChatClientOptions) {
@@ -342,6 +348,7 @@ export class ChatClient {
     this.#fetch = options.fetch;
     this.#logger = options.logger;
     this.#overrides = options.timeoutOverridesMs ?? {};
+    this.#paceMs = options.streamReadPaceMs ?? 100;
   }
 
   stream(req: ChatRequest, opts: StreamOptions = {}): AsyncIterable<StreamEvent> {
@@ -365,21 +372,19 @@ export class ChatClient {
     if (req.signal?.aborted) throw new LlmAbortedError(req.model);
     const settings = await this.#settings.get();
     const model = await this.#catalog.assertAllowed(req.model);
-    let yielded = false;
+    // yield* rather than for-await + yield: one async step less per token.
+    const progress = { yielded: false };
     let fallback: ResolvedModel | null;
     try {
-      for await (const event of this.#streamOnce(settings, model, req)) {
-        yielded = true;
-        yield event;
-      }
+      yield* this.#streamOnce(settings, model, req, progress);
       return;
     } catch (err) {
       if (opts.committed?.()) throw err;
       fallback = await this.#fallbackAfter(settings, model, err as LlmError);
       if (!fallback) throw err;
-      if (yielded) yield { type: 'restart', reason: `${(err as LlmError).code}; retrying on the fallback model` };
+      if (progress.yielded) yield { type: 'restart', reason: `${(err as LlmError).code}; retrying on the fallback model` };
     }
-    yield* this.#streamOnce(settings, fallback, req);
+    yield* this.#streamOnce(settings, fallback, req, { yielded: false });
   }
 
   /** The fallback model when this failure deserves one retry on it, else null. */
@@ -397,22 +402,27 @@ export class ChatClient {
     return fallback;
   }
 
-  async *#streamOnce(settings: LlmSettings, model: ResolvedModel, req: ChatRequest): AsyncGenerator<StreamEvent> {
+  /**
+   * One streamed call, without the SDK (see chat-stream.ts): the per-token
+   * path is a body read, the SSE decoder and JSON.parse.
+   */
+  async *#streamOnce(settings: LlmSettings, model: ResolvedModel, req: ChatRequest, progress: { yielded: boolean }): AsyncGenerator<StreamEvent> {
     const timeoutMs = this.#overrides.stream ?? settings.streamTimeoutSeconds * 1000;
     const limit = deadline(timeoutMs, req.signal);
+    const signal = limit.signal;
     try {
-      const client = await this.#client(settings, model);
+      const target = await this.#target(settings, model);
       const body = buildChatBody(model, req, settings);
       let includeUsage = true;
-      let stream: AsyncIterable<ChatCompletionChunk>;
+      let res: Response;
       for (;;) {
         const params = { ...body, stream: true, ...(includeUsage ? { stream_options: { include_usage: true } } : {}) };
         try {
-          stream = await client.chat.completions.create(params as unknown as ChatCompletionCreateParamsStreaming, { signal: limit.signal, timeout: timeoutMs, maxRetries: 0 });
+          res = await postChat(this.#fetch ?? fetch, target.url, target.key, JSON.stringify(params), signal);
           break;
         } catch (err) {
           // Some servers reject stream_options; ask once more without it.
-          if (includeUsage && isRetryableWithoutUsage(err) && !limit.signal.aborted) {
+          if (includeUsage && isRetryableWithoutUsage(err) && !signal.aborted) {
             includeUsage = false;
             continue;
           }
@@ -422,29 +432,37 @@ export class ChatClient {
       let finishReason: string | null = null;
       let finished = false;
       let usage: TokenUsage | null = null;
-      for await (const chunk of stream) {
-        const u = usageOf(chunk.usage);
-        if (u) usage = u;
-        // The usage chunk comes with `choices: []`.
-        const choice = chunk.choices?.[0];
-        if (!choice) continue;
-        const delta = choice.delta ?? {};
-        if (typeof delta.content === 'string' && delta.content !== '') yield { type: 'text', delta: delta.content };
-        for (const call of delta.tool_calls ?? []) {
-          const event: StreamEvent = { type: 'tool_call', index: call.index ?? 0 };
-          if (call.id) event.id = call.id;
-          if (call.function?.name) event.name = call.function.name;
-          if (typeof call.function?.arguments === 'string' && call.function.arguments !== '') event.argumentsDelta = call.function.arguments;
-          yield event;
-        }
-        if (choice.finish_reason) {
-          finishReason = choice.finish_reason;
-          finished = true;
+      for await (const batch of chunkBatches(res, this.#paceMs)) {
+        for (const chunk of batch) {
+          // The consumer may abort while a batch is being handed out.
+          if (signal.aborted) throw signal.reason;
+          const u = usageOf(chunk.usage);
+          if (u) usage = u;
+          // The usage chunk comes with `choices: []`.
+          const choice = chunk.choices?.[0];
+          if (!choice) continue;
+          const delta = choice.delta ?? {};
+          if (typeof delta.content === 'string' && delta.content !== '') {
+            progress.yielded = true;
+            yield { type: 'text', delta: delta.content };
+          }
+          for (const call of delta.tool_calls ?? []) {
+            const event: StreamEvent = { type: 'tool_call', index: call.index ?? 0 };
+            if (call.id) event.id = call.id;
+            if (call.function?.name) event.name = call.function.name;
+            if (typeof call.function?.arguments === 'string' && call.function.arguments !== '') event.argumentsDelta = call.function.arguments;
+            progress.yielded = true;
+            yield event;
+          }
+          if (choice.finish_reason) {
+            finishReason = choice.finish_reason;
+            finished = true;
+          }
         }
       }
-      // An aborted stream ends the loop silently; so does a server that closes early.
-      if (limit.signal.aborted) throw toLlmError(new Error('aborted'), model.ref, req.signal, limit.deadline);
+      if (signal.aborted) throw signal.reason;
       if (!finished) throw new LlmUnavailableError(model.ref, 'stream ended before the model finished');
+      progress.yielded = true;
       if (usage) yield { type: 'usage', ...usage };
       yield { type: 'done', finishReason, model: model.ref };
     } catch (err) {
@@ -484,6 +502,13 @@ export class ChatClient {
     } finally {
       limit.clear();
     }
+  }
+
+  /** Where a streamed call goes, and its key (read from the vault on every call, so a new key applies at once). */
+  async #target(settings: LlmSettings, model: ResolvedModel): Promise<{ url: string; key: string | null }> {
+    const endpoint = endpointUrl(settings, model.endpoint);
+    if (endpoint === null) throw new LlmNotConfiguredError(`the ${model.endpoint} endpoint`, model.ref);
+    return { url: `${endpointBaseUrl(endpoint)}/chat/completions`, key: await this.#settings.getKey(model.endpoint) };
   }
 
   /** One SDK client per endpoint URL and key; the key is read from the vault on every call, so a new key applies at once. */

@@ -150,18 +150,45 @@ export function toPublic(settings: LlmSettings): PublicLlmSettings {
  * settings store under one key, so an update is a single write; the endpoint
  * keys are write-only vault entries.
  */
+const SNAPSHOT_MS = 1000;
+
 export class LlmSettingsService {
   readonly #settings: SettingsStore;
   readonly #vault: Vault;
   // Updates read, merge and write; one at a time so two admins cannot interleave.
   #queue: Promise<unknown> = Promise.resolve();
+  #cached: { value: Promise<LlmSettings>; until: number } | null = null;
+  #generation = 0;
 
   constructor(settings: SettingsStore, vault: Vault) {
     this.#settings = settings;
     this.#vault = vault;
   }
 
+  /**
+   * Every model call of a turn asks for the settings (runner, client, catalogue): one read serves them
+   * for a second. Updates here drop it at once; another thread's update arrives with `invalidate()`.
+   */
   async get(): Promise<LlmSettings> {
+    const now = Date.now();
+    if (this.#cached && this.#cached.until > now) return this.#cached.value;
+    const generation = this.#generation;
+    const value = this.#load();
+    this.#cached = { value, until: now + SNAPSHOT_MS };
+    try {
+      return await value;
+    } catch (err) {
+      if (this.#generation === generation) this.#cached = null;
+      throw err;
+    }
+  }
+
+  invalidate(): void {
+    this.#generation += 1;
+    this.#cached = null;
+  }
+
+  async #load(): Promise<LlmSettings> {
     const stored = await this.#readStored();
     const [primaryKeySet, secondaryKeySet] = await Promise.all([this.#vault.has(PRIMARY_KEY_NAME), this.#vault.has(SECONDARY_KEY_NAME)]);
     return { ...stored, primaryKeySet, secondaryKeySet };
@@ -213,11 +240,13 @@ export class LlmSettingsService {
     if (Object.keys(errors).length > 0) {
       throw new HttpError(400, 'invalid_settings', `Invalid settings: ${Object.keys(errors).join(', ')}`, errors);
     }
+    this.invalidate();
     for (const [field, value] of Object.entries(keys) as Array<[KeyField, string | null]>) {
       if (value === null) await this.#vault.delete(KEY_FIELDS[field]);
       else await this.#vault.put(KEY_FIELDS[field], value);
     }
     await this.#settings.set(LLM_SETTINGS_KEY, next);
+    this.invalidate();
     return this.get();
   }
 

@@ -19,6 +19,8 @@ const FENCE_LINE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
 // A partial last line that may still grow into a fence opener.
 const MAYBE_FENCE = /^ {0,3}[`~]/;
 const SENTENCE_END = /[.!?][ \n]/g;
+// Only these characters create cut points (sentence ends and newlines; fences change on newlines).
+const CUT_CHAR = /[.!?\n]/;
 // Newline fallback only counts after this offset, so a chunk is not just a heading.
 const MIN_NEWLINE_INDEX = 30;
 
@@ -33,6 +35,11 @@ export class ReplyChunker {
   #scanned = 0;
   #spans: FenceSpan[] = [];
   #open: { char: string; len: number } | null = null;
+  // A time-based search found no cut, and no delta since brought a character that could make one.
+  #searchFailed = false;
+  #cutChance = false;
+  // The last delta ended in a cut character, so the next character may complete a cut point (". ").
+  #prevEndsCut = false;
 
   constructor(options: ReplyChunkerOptions = {}) {
     this.#now = options.now ?? Date.now;
@@ -46,12 +53,18 @@ export class ReplyChunker {
   push(delta: string): string[] {
     if (delta === '') return this.tick();
     const before = this.#buffer.length;
+    // Appending makes a rope that every search would copy flat again; a delta
+    // without a newline (most of them) needs no search at all.
     this.#buffer += delta;
-    this.#scanLines();
-    // Older text holds no usable boundary (it would have been flushed), so a new
-    // "\n\n" must involve at least one new character.
-    const paragraphs = this.#flushParagraphs(Math.max(0, before - 1));
-    if (paragraphs.length > 0) return paragraphs;
+    this.#cutChance ||= this.#prevEndsCut || CUT_CHAR.test(delta);
+    this.#prevEndsCut = CUT_CHAR.test(delta.charAt(delta.length - 1));
+    if (delta.includes('\n')) {
+      this.#scanLines();
+      // Older text holds no usable boundary (it would have been flushed), so a new
+      // "\n\n" must involve at least one new character.
+      const paragraphs = this.#flushParagraphs(Math.max(0, before - 1));
+      if (paragraphs.length > 0) return paragraphs;
+    }
     return this.tick();
   }
 
@@ -60,8 +73,15 @@ export class ReplyChunker {
     if (this.#now() - this.#lastFlush <= this.#idleFlushMs) return [];
     // UTF-16 length is close enough for a "has enough text" threshold.
     if (this.#buffer.length <= this.#minBufferedChars) return [];
+    // A failed search stays failed until a sentence end or a newline arrives, so a
+    // long sentence costs one search per such character, not one per delta.
+    if (this.#searchFailed && !this.#cutChance) return [];
     const cut = this.#findCut();
-    if (cut <= this.#minCutIndex) return [];
+    if (cut <= this.#minCutIndex) {
+      this.#searchFailed = true;
+      this.#cutChance = false;
+      return [];
+    }
     const chunk = this.#buffer.slice(0, cut).trim();
     this.#consume(cut);
     if (chunk === '') return [];
@@ -144,6 +164,7 @@ export class ReplyChunker {
 
   #consume(count: number): void {
     this.#buffer = this.#buffer.slice(count);
+    this.#searchFailed = false;
     // Every cut lies outside a fence, so the remainder starts outside one too.
     this.#scanned = 0;
     this.#spans = [];

@@ -77,12 +77,16 @@ export class ReplyStream {
         await this.post(THINKING_PLACEHOLDER, false);
       }
     }
-    if (text) await this.#flush(this.#chunker.push(text));
+    if (!text) return;
+    // Most deltas complete no chunk: no further await for them (this runs once per token).
+    const chunks = this.#chunker.push(text);
+    if (chunks.length > 0) await this.#flush(chunks);
   }
 
   /** Time-based flush while the model pauses. */
   async tick(): Promise<void> {
-    await this.#flush(this.#chunker.tick());
+    const chunks = this.#chunker.tick();
+    if (chunks.length > 0) await this.#flush(chunks);
   }
 
   /** The model switched (fallback before anything was posted): drop what is buffered. */

@@ -24,6 +24,7 @@ import { SettingsStore } from '../../lib/storage/settings-store.ts';
 import { Vault } from '../../lib/vault/vault.ts';
 import { FakeOpenAI } from '../fakes/openai/fake-openai.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.ts';
+import { waitFor } from '../helpers/harness.ts';
 
 const PRIMARY_KEY = 'sk-primary-chat-key-4f1e2d3c4b5a';
 const SECONDARY_KEY = 'sk-secondary-chat-key-9a8b7c6d5e4f';
@@ -370,10 +371,13 @@ for (const dialect of DIALECTS) {
       assert.equal(events.some((e) => e.type === 'done'), false);
       assert.equal(secondary.chatRequests().length, 0);
 
+      // Aborted while the provider holds the request (not before it was sent), so nothing leaks into the next test.
       primary.enqueue({ text: ['x'], delayMs: 300 });
       const c2 = new AbortController();
+      const sent = primary.chatRequests().length;
       const pending = client.complete({ model: 'primary:llama', messages: [USER], signal: c2.signal });
-      setImmediate(() => c2.abort());
+      await waitFor(() => primary.chatRequests().length > sent, 'the request to reach the provider');
+      c2.abort();
       await assert.rejects(pending, LlmAbortedError);
 
       const c3 = new AbortController();

@@ -166,6 +166,8 @@ for (const dialect of DIALECTS) {
     it('falls back to the default for a stored value that no longer validates', async () => {
       const stored = (await store.get<Record<string, unknown>>(LLM_SETTINGS_KEY)) ?? {};
       await store.set(LLM_SETTINGS_KEY, { ...stored, chatTimeoutSeconds: 'ninety', maxTokens: -5 });
+      // Written behind the service's back, as another thread would; that thread's change notice:
+      service.invalidate();
       const s = await service.get();
       assert.equal(s.chatTimeoutSeconds, 90);
       assert.equal(s.maxTokens, 2000);

@@ -77,6 +77,24 @@ describe('ReplyChunker time-based flush', () => {
     assert.deepEqual(c.push(sentence + 'tail'), [sentence.repeat(3).trim()]);
   });
 
+  it('finds a cut that arrives after searches that found none, also one split across deltas', () => {
+    const t = clock();
+    const c = new ReplyChunker({ now: t.now });
+    c.push('word '.repeat(30));
+    t.advance(3001);
+    assert.deepEqual(c.tick(), [], 'no sentence end yet');
+    for (let i = 0; i < 20; i++) assert.deepEqual(c.push('more '), [], 'still none');
+    // The sentence end is "." then " ": the dot ends one delta, the space starts the next.
+    assert.deepEqual(c.push('end.'), [('word '.repeat(30) + 'more '.repeat(20) + 'end.').trim()], 'a buffer ending in "." is cut whole');
+    c.push('again '.repeat(30) + 'stop.');
+    t.advance(3001);
+    assert.deepEqual(c.push(' tail'), [('again '.repeat(30) + 'stop.').trim()]);
+    c.push('x '.repeat(60));
+    t.advance(3001);
+    assert.deepEqual(c.tick(), []);
+    assert.deepEqual(c.push('\nnext line'), [('tail' + 'x '.repeat(60)).trim()], 'a late newline is a cut point too');
+  });
+
   it('cuts the whole buffer when it ends with . ! or ?', () => {
     for (const end of ['.', '!', '?']) {
       const t = clock();

@@ -1,0 +1,118 @@
+// The streamed chat call without the SDK: one POST through the injected fetch
+// (the egress module, S18), then the SSE body decoded in place. A streamed
+// answer costs one body read per token, so every layer here counts: the SDK's
+// stream added a line decoder, an SSE decoder and two async iterators per token.
+import { SseDecoder } from './sse-decoder.ts';
+
+/** A non-2xx answer: the status and headers are what the error mapping needs; the body is not kept. */
+export class ProviderHttpError extends Error {
+  override name = 'ProviderHttpError';
+  readonly status: number;
+  readonly headers: Headers;
+  constructor(status: number, headers: Headers) {
+    super(`HTTP ${status}`);
+    this.status = status;
+    this.headers = headers;
+  }
+}
+
+/** An `error` event (or an `error` member) inside a 200 stream. The message is the provider's and stays internal. */
+export class ProviderStreamError extends Error {
+  override name = 'ProviderStreamError';
+}
+
+/** The parts of a chunk we read (OpenAI's ChatCompletionChunk, loosely). */
+export interface ChunkLike {
+  choices?: Array<{
+    delta?: { content?: unknown; tool_calls?: Array<{ index?: number; id?: string; function?: { name?: string; arguments?: unknown } }> };
+    finish_reason?: string | null;
+  }>;
+  usage?: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | null;
+  error?: unknown;
+}
+
+function providerMessage(error: unknown): string {
+  const e = error as { message?: unknown } | null | undefined;
+  if (e && typeof e === 'object' && e.message !== undefined) return typeof e.message === 'string' ? e.message : JSON.stringify(e.message);
+  return JSON.stringify(error) ?? 'provider error';
+}
+
+/** POSTs the body; resolves with the response once it is 2xx, else throws ProviderHttpError (the body is discarded). */
+export async function postChat(fetchImpl: typeof fetch, url: string, key: string | null, body: string, signal: AbortSignal): Promise<Response> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream, application/json' };
+  if (key !== null) headers.authorization = `Bearer ${key}`;
+  const res = await fetchImpl(url, { method: 'POST', headers, body, signal, redirect: 'manual' });
+  if (res.status < 200 || res.status >= 300) {
+    await res.body?.cancel().catch(() => undefined);
+    throw new ProviderHttpError(res.status, res.headers);
+  }
+  return res;
+}
+
+/**
+ * The chunks of a streamed answer, one batch per body read (usually one
+ * chunk; more when the process fell behind). Stops at `[DONE]`; throws
+ * ProviderStreamError for an error event and SyntaxError for malformed JSON.
+ * A server that ignored `stream: true` and answered JSON gets one synthetic chunk.
+ * With `paceMs`, a read that returned data waits that long before the next:
+ * the body buffers meanwhile, so a fast stream costs one read (and one trip
+ * through the consumers) per batch of tokens instead of per token. The first
+ * token is never delayed.
+ */
+export async function* chunkBatches(res: Response, paceMs = 0): AsyncGenerator<ChunkLike[]> {
+  if (res.body === null) return;
+  if ((res.headers.get('content-type') ?? '').toLowerCase().includes('application/json')) {
+    yield [asChunk(await res.json())];
+    return;
+  }
+  const reader = res.body.getReader();
+  const decoder = new SseDecoder();
+  let finished = false;
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      const events = done ? decoder.finish() : decoder.push(value);
+      let batch: ChunkLike[] | null = null;
+      for (const sse of events) {
+        if (sse.data === '[DONE]') {
+          finished = true;
+          break;
+        }
+        const data = JSON.parse(sse.data) as ChunkLike | null;
+        if (sse.event === 'error') throw new ProviderStreamError(providerMessage((data as ChunkLike | null)?.error ?? data));
+        if (data?.error) throw new ProviderStreamError(providerMessage(data.error));
+        if (data !== null && typeof data === 'object') (batch ??= []).push(data);
+      }
+      if (batch !== null) yield batch;
+      if (done) return;
+      if (paceMs > 0 && !finished) await new Promise((resolve) => setTimeout(resolve, paceMs));
+      if (finished) {
+        // Read to the end so the connection can be reused; events after [DONE] are ignored.
+        while (!(await reader.read()).done);
+        return;
+      }
+    }
+  } finally {
+    // Early exit (error, abort, consumer stopped): release the connection.
+    reader.cancel().catch(() => undefined);
+  }
+}
+
+/** A whole (non-streamed) completion as one chunk. */
+function asChunk(json: unknown): ChunkLike {
+  const j = json as { error?: unknown; choices?: Array<{ message?: { content?: unknown; tool_calls?: Array<{ id?: string; function?: { name?: string; arguments?: unknown } }> }; finish_reason?: string | null }>; usage?: ChunkLike['usage'] } | null;
+  if (j === null || typeof j !== 'object') throw new SyntaxError('the answer is not a JSON object');
+  if (j.error) throw new ProviderStreamError(providerMessage(j.error));
+  const choice = j.choices?.[0];
+  if (!choice) return { choices: [], usage: j.usage ?? null };
+  const message = choice.message ?? {};
+  return {
+    choices: [
+      {
+        delta: { content: message.content, tool_calls: (message.tool_calls ?? []).map((t, index) => ({ index, ...(t.id ? { id: t.id } : {}), ...(t.function ? { function: t.function } : {}) })) },
+        finish_reason: choice.finish_reason ?? 'stop',
+      },
+    ],
+    usage: j.usage ?? null,
+  };
+}
