@@ -56,8 +56,10 @@ export function parseAgentSettings(value: unknown): { ok: true; settings: AgentS
   if (parsed.success) return { ok: true, settings: parsed.data };
   const errors: Record<string, string> = {};
   for (const issue of parsed.error.issues) {
+    // A bad record key (a language code): name the key and say what is wrong with it, not "Invalid key in record".
+    const message = issue.code === 'invalid_key' ? (issue.issues[0]?.message ?? issue.message) : issue.message;
     const key = issue.path.length > 0 ? issue.path.map(String).join('.') : 'input';
-    errors[key] ??= issue.message;
+    errors[key] ??= message;
   }
   return { ok: false, errors };
 }

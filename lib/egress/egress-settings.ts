@@ -34,6 +34,11 @@ export class EgressSettingsService {
     return this.#cache.value.allowList;
   };
 
+  /** Another thread changed the settings: read them again on the next request. */
+  invalidate(): void {
+    this.#cache = null;
+  }
+
   async update(patch: unknown): Promise<EgressSettings> {
     const list = (patch as { allowList?: unknown } | null)?.allowList;
     if (!Array.isArray(list) || list.length > MAX_ENTRIES || list.some((e) => typeof e !== 'string')) {

@@ -1,3 +1,4 @@
+import { EgressError } from '../egress/egress-fetch.ts';
 import type { LlmSettings, LlmSettingsService } from './llm-settings.ts';
 import {
   ENDPOINTS,
@@ -30,7 +31,8 @@ export interface EndpointListing {
   ok: boolean;
   /** HTTP status of a failed listing. */
   status?: number;
-  error?: 'timeout' | 'unreachable' | 'http_error' | 'invalid_response';
+  /** blocked: the egress module refused the address (private, and not on the admin's allow-list; S18). */
+  error?: 'timeout' | 'unreachable' | 'blocked' | 'http_error' | 'invalid_response';
   models: string[];
 }
 
@@ -253,8 +255,8 @@ export class ModelCatalog {
       try {
         // No redirects: the key must not follow a provider's Location to another host.
         res = await this.#fetch(modelsUrl(endpoint), { method: 'GET', headers, redirect: 'manual', signal: controller.signal });
-      } catch {
-        return failed(controller.signal.aborted ? 'timeout' : 'unreachable');
+      } catch (err) {
+        return failed(controller.signal.aborted ? 'timeout' : isEgressRefusal(err) ? 'blocked' : 'unreachable');
       }
       if (res.status < 200 || res.status >= 300) {
         await res.body?.cancel().catch(() => undefined);
@@ -278,6 +280,10 @@ export class ModelCatalog {
       clearTimeout(timer);
     }
   }
+}
+
+function isEgressRefusal(err: unknown): boolean {
+  return err instanceof EgressError && (err.code === 'blocked' || err.code === 'scheme' || err.code === 'credentials');
 }
 
 async function readCapped(res: Response, maxBytes: number): Promise<string> {

@@ -1,13 +1,14 @@
 // One MCP client session per registered server over streamable HTTP: initialize, cached tools/list, tools/call.
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { EgressError } from '../egress/egress-fetch.ts';
 import type { Logger } from '../log/logger.ts';
 import { isPlainObject, toProviderSchema } from '../tools/json-schema.ts';
 import { errorResult, isValidToolName, type ToolContentBlock, type ToolResult } from '../tools/tool-provider.ts';
 import { safeErrorMessage } from '../tools/tool-registry.ts';
+import { isMcpError, isStreamableHttpError, loadMcpSdk, MCP_CONNECTION_CLOSED, MCP_REQUEST_TIMEOUT } from './mcp-sdk.ts';
 
 export type { FetchLike };
 
@@ -82,29 +83,37 @@ export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
 export const DEFAULT_RETRY_BACKOFF_MS = 15_000;
 
+/** describeError's text for an address the egress module refused (private and not allow-listed, S18). */
+export const EGRESS_REFUSED = 'refused by the egress policy';
+
+export function isEgressRefusal(error: unknown): boolean {
+  return error instanceof EgressError && (error.code === 'blocked' || error.code === 'scheme' || error.code === 'credentials');
+}
+
 export function unreachableMessage(name: string): string {
   return `The tool server ${name} is not reachable. Try again later.`;
 }
 
 function isSessionError(error: unknown): boolean {
-  if (!(error instanceof StreamableHTTPError)) return false;
+  if (!isStreamableHttpError(error)) return false;
   return error.code === 404 || (error.code === 400 && /session/i.test(error.message));
 }
 
 function isTransportError(error: unknown): boolean {
-  if (error instanceof McpUnreachableError) return true;
-  if (error instanceof StreamableHTTPError) {
+  if (error instanceof McpUnreachableError || error instanceof EgressError) return true;
+  if (isStreamableHttpError(error)) {
     const code = error.code ?? -1;
     return code === -1 || code === 404 || code >= 500 || (code === 400 && /session/i.test(error.message));
   }
-  if (error instanceof McpError) return error.code === ErrorCode.ConnectionClosed;
+  if (isMcpError(error)) return error.code === MCP_CONNECTION_CLOSED;
   return error instanceof Error && /ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|socket hang up|other side closed|fetch failed|terminated/i.test(error.message);
 }
 
 /** A loggable description: HTTP errors by status only, since their text carries the server's response body. */
 export function describeError(error: unknown): string {
-  if (error instanceof StreamableHTTPError) return `HTTP ${error.code ?? 'error'}`;
-  if (error instanceof McpError) return `MCP error ${error.code}`;
+  if (isEgressRefusal(error)) return EGRESS_REFUSED;
+  if (isStreamableHttpError(error)) return `HTTP ${error.code ?? 'error'}`;
+  if (isMcpError(error)) return `MCP error ${error.code}`;
   return safeErrorMessage(error);
 }
 
@@ -296,6 +305,7 @@ export class McpConnection {
   }
 
   async #open(): Promise<Client> {
+    const { Client, StreamableHTTPClientTransport, ToolListChangedNotificationSchema } = await loadMcpSdk();
     const transport = new StreamableHTTPClientTransport(new URL(this.url), {
       fetch: this.#fetchWithHeaders(),
       redirectPolicy: 'same-origin',
@@ -323,7 +333,7 @@ export class McpConnection {
       this.#downUntil = this.#now() + this.#retryBackoffMs;
       this.#logger?.warn({ server: this.name, error: this.#lastError }, 'MCP server not reachable');
       if (error instanceof HeaderLoadError) throw error;
-      if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) throw error;
+      if (isStreamableHttpError(error) && (error.code === 401 || error.code === 403)) throw error;
       throw new McpUnreachableError(`${this.name}: ${this.#lastError}`);
     }
     this.#client = client;
@@ -360,11 +370,11 @@ export class McpConnection {
 
   #callError(error: unknown, timeoutMs: number, signal: AbortSignal | undefined): ToolResult {
     if (signal?.aborted) return errorResult('ERROR: The tool call was cancelled.');
-    if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+    if (isMcpError(error) && error.code === MCP_REQUEST_TIMEOUT) {
       return errorResult(`ERROR: The tool server ${this.name} did not answer within ${Math.max(1, Math.round(timeoutMs / 1000))} seconds.`);
     }
     if (error instanceof HeaderLoadError) return errorResult(`ERROR: The credentials for the tool server ${this.name} cannot be read. An admin must enter them again.`);
-    if (error instanceof StreamableHTTPError && (error.code === 401 || error.code === 403)) {
+    if (isStreamableHttpError(error) && (error.code === 401 || error.code === 403)) {
       return errorResult(`ERROR: The tool server ${this.name} refused the request (HTTP ${error.code}). An admin must check its credentials.`);
     }
     if (isTransportError(error)) {
@@ -374,7 +384,7 @@ export class McpConnection {
       return errorResult(`ERROR: ${unreachableMessage(this.name)}`);
     }
     this.#logger?.warn({ server: this.name, error: describeError(error) }, 'MCP tool call failed');
-    if (error instanceof McpError) return errorResult(`ERROR: The tool server ${this.name} reported an error: ${safeErrorMessage(error)}`);
+    if (isMcpError(error)) return errorResult(`ERROR: The tool server ${this.name} reported an error: ${safeErrorMessage(error)}`);
     return errorResult(`ERROR: The tool server ${this.name} sent an invalid response.`);
   }
 }

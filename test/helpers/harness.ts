@@ -34,6 +34,11 @@ export interface HarnessOptions {
   build?: Omit<BuildOptions, 'logger' | 'pgSchema'>;
   /** Extra config fields. */
   config?: Partial<AppConfig>;
+  /**
+   * The admin's egress allow-list (S18). The fakes (model provider, MCP servers) listen on 127.0.0.1, a private
+   * address, so it is allow-listed by default: the real egress path runs in tests. [] = nothing private is reachable.
+   */
+  egressAllowList?: string[];
 }
 
 /**
@@ -78,6 +83,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   };
   await boot();
+  await application!.egressSettings.update({ allowList: options.egressAllowList ?? ['127.0.0.1'] });
   const stop = async () => {
     await new Promise<void>((r) => server.close(() => r()));
     server.closeAllConnections();

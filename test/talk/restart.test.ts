@@ -55,6 +55,9 @@ for (const dialect of DIALECTS) {
         body: JSON.stringify({ primaryEndpoint: llm.url, primaryKey: LLM_KEY, defaultModel: 'primary:fake-model' }),
       });
       assert.equal(saved.status, 200);
+      // The fake provider listens on 127.0.0.1, which the egress module reaches only when allow-listed (S18).
+      const egress = await fetch(`${app.url}/api/v1/admin/egress`, { method: 'PUT', headers: admin, body: JSON.stringify({ allowList: ['127.0.0.1'] }) });
+      assert.equal(egress.status, 200);
       room = nc.createRoom({ name: 'Restart', type: 2, participants: [{ actorId: 'alice', participantType: 1 }] }).token;
       nc.enableBotInRoom(room, 'talk_bot');
       await say('alice', '@tutor');

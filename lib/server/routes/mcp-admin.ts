@@ -1,10 +1,9 @@
 import express, { Router, type Request } from 'express';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { AdminCheck } from '../../appapi/admin-check.ts';
 import type { Logger } from '../../log/logger.ts';
-import { McpConnection, McpUnreachableError, type FetchLike } from '../../mcp/mcp-connection.ts';
+import { EGRESS_REFUSED, isEgressRefusal, McpConnection, McpUnreachableError, type FetchLike } from '../../mcp/mcp-connection.ts';
+import { isMcpError, isStreamableHttpError, MCP_REQUEST_TIMEOUT } from '../../mcp/mcp-sdk.ts';
 import { McpApprovalConflictError, type McpProvider, type McpProviderManager } from '../../mcp/mcp-provider.ts';
 import {
   McpServerValidationError,
@@ -20,6 +19,7 @@ import { isPlainObject } from '../../tools/json-schema.ts';
 import { TOOL_NAME_PATTERN } from '../../tools/tool-provider.ts';
 import { HttpError } from '../http-error.ts';
 import { apiHeaders, csrfGuard, requireAdmin } from '../middleware/access.ts';
+import type { RouteSpec } from '../openapi.ts';
 
 export interface McpAdminDeps {
   store: McpServerStore;
@@ -34,7 +34,8 @@ export interface McpAdminDeps {
 
 /** What went wrong when reaching a server: a status, never a response body or header value (S18). */
 export interface ConnectionProblem {
-  status: 'unreachable' | 'unauthorized' | 'http_error' | 'timeout' | 'protocol_error' | 'credentials_unreadable' | 'failed';
+  /** blocked: the address is private and not on the admin's egress allow-list (S18). */
+  status: 'unreachable' | 'blocked' | 'unauthorized' | 'http_error' | 'timeout' | 'protocol_error' | 'credentials_unreadable' | 'failed';
   httpStatus?: number;
 }
 
@@ -55,27 +56,68 @@ const CREATE_FIELDS = new Set(['name', 'url', 'kind', 'enabled', 'headers', 'too
 const POLICIES = ['read', 'write', 'destructive', 'off'] as const;
 const ID_PATTERN = /^[A-Za-z0-9-]{1,64}$/;
 
+const PROBLEMS = ['unreachable', 'blocked', 'unauthorized', 'http_error', 'timeout', 'protocol_error', 'credentials_unreadable', 'failed'] as const;
+const problem = z.object({ status: z.enum(PROBLEMS), httpStatus: z.number().int().optional() });
+const serverView = z.object({
+  id: z.string(),
+  name: z.string(),
+  url: z.string(),
+  kind: z.enum(['mcp', 'companion']),
+  enabled: z.boolean(),
+  toolPolicies: z.record(z.string(), z.object({ policy: z.enum(POLICIES) })),
+  approvedToolsHash: z.string().nullable(),
+  headers: z.record(z.string(), z.string()).describe('Header name → mask; values are write-only'),
+  createdAt: z.number(),
+  updatedAt: z.number(),
+  approvedTools: z.array(z.string()),
+  connection: z.object({ reachable: z.boolean().nullable(), lastError: problem.nullable(), pendingApproval: z.array(z.string()), currentToolsHash: z.string().nullable() }),
+});
+const serverAnswer = z.object({ server: serverView });
+const serverBody = z
+  .object({
+    name: z.string(),
+    url: z.string().describe('Streamable HTTP endpoint; private addresses need an egress allow-list entry (S18)'),
+    kind: z.enum(['mcp', 'companion']).optional(),
+    enabled: z.boolean().optional(),
+    headers: z.record(z.string(), z.string()).nullable().optional().describe('Header name → value; the mask keeps a stored value'),
+    toolPolicies: z.record(z.string(), z.object({ policy: z.enum(POLICIES) })).optional(),
+  })
+  .strict();
+const serverParams = z.object({ id: z.string().regex(ID_PATTERN) });
+const reviewAnswer = z.object({
+  review: z.object({
+    serverId: z.string(),
+    hash: z.string(),
+    approvedToolsHash: z.string().nullable(),
+    tools: z.array(z.record(z.string(), z.unknown()).describe('name, description, inputSchema, annotations, hash, status (approved/new/changed), suggestedPolicy, policy, configSchema')),
+    removed: z.array(z.string()),
+    pending: z.array(z.string()),
+  }),
+});
+const testAnswer = z.union([z.object({ ok: z.literal(true), status: z.literal('ok'), toolCount: z.number().int() }), problem.extend({ ok: z.literal(false) })]);
 /** A connection's last error as our own describeError wrote it ("HTTP 404", "MCP error -32001", ...). */
 function problemFromDescription(text: string | null): ConnectionProblem {
+  if (text === EGRESS_REFUSED) return { status: 'blocked' };
   const http = text === null ? null : /^HTTP (\d{3})$/.exec(text);
   if (http) {
     const httpStatus = Number(http[1]);
     return { status: httpStatus === 401 || httpStatus === 403 ? 'unauthorized' : 'http_error', httpStatus };
   }
-  if (text === `MCP error ${ErrorCode.RequestTimeout}`) return { status: 'timeout' };
+  if (text === `MCP error ${MCP_REQUEST_TIMEOUT}`) return { status: 'timeout' };
   if (text !== null && /^MCP error -?\d+$/.test(text)) return { status: 'protocol_error' };
   return { status: 'unreachable' };
 }
 
 /** Classifies by type and status code only: the messages of SDK errors may quote the server's body. */
 export function connectionProblem(error: unknown, lastError: string | null): ConnectionProblem {
-  if (error instanceof StreamableHTTPError) {
+  if (isEgressRefusal(error)) return { status: 'blocked' };
+  if (isStreamableHttpError(error)) {
     const code = typeof error.code === 'number' && error.code >= 100 ? error.code : null;
     if (code === null) return { status: 'unreachable' };
     return { status: code === 401 || code === 403 ? 'unauthorized' : 'http_error', httpStatus: code };
   }
   if (error instanceof McpUnreachableError) return problemFromDescription(lastError);
-  if (error instanceof McpError) return error.code === ErrorCode.RequestTimeout ? { status: 'timeout' } : { status: 'protocol_error' };
+  if (isMcpError(error)) return error.code === MCP_REQUEST_TIMEOUT ? { status: 'timeout' } : { status: 'protocol_error' };
   if (error instanceof Error && error.name === 'HeaderLoadError') return { status: 'credentials_unreadable' };
   return { status: 'failed' };
 }
@@ -94,6 +136,8 @@ function problemText(problem: ConnectionProblem): string {
       return 'The stored credentials of the tool server cannot be read';
     case 'unreachable':
       return 'The tool server is not reachable';
+    case 'blocked':
+      return "The tool server's address is private; an administrator must add it to the egress allow-list first";
     default:
       return 'Contacting the tool server failed';
   }
@@ -153,6 +197,22 @@ const approveSchema = z
     policies: z.record(z.string().regex(TOOL_NAME_PATTERN, 'Not a valid tool name'), policyValue).default({}),
   })
   .strict();
+
+const mcp = (s: Omit<RouteSpec, 'tag' | 'access'>): RouteSpec => ({ ...s, tag: 'mcp', access: 'admin' });
+
+export const MCP_ADMIN_SPECS: RouteSpec[] = [
+  mcp({ method: 'get', path: BASE, operationId: 'listMcpServers', summary: 'MCP servers and companion providers', query: z.object({ kind: z.enum(['mcp', 'companion']).optional() }), response: { status: 200, name: 'McpServers', schema: z.object({ servers: z.array(serverView) }) }, errors: [400, 503] }),
+  mcp({ method: 'post', path: BASE, operationId: 'createMcpServer', summary: 'Register a server; a companion gets its context key once, here', body: { name: 'McpServerCreate', schema: serverBody }, response: { status: 201, name: 'McpServerCreated', schema: serverAnswer.extend({ contextKey: z.string().optional() }) }, errors: [400, 503] }),
+  mcp({ method: 'get', path: `${BASE}/{id}`, operationId: 'getMcpServer', summary: 'One server', params: serverParams, response: { status: 200, name: 'McpServer', schema: serverAnswer }, errors: [404, 503] }),
+  mcp({ method: 'put', path: `${BASE}/{id}`, operationId: 'updateMcpServer', summary: 'Change a server (the kind is fixed)', params: serverParams, body: { name: 'McpServerUpdate', schema: serverBody.partial() }, response: { status: 200, name: 'McpServerUpdated', schema: serverAnswer }, errors: [400, 404, 503] }),
+  mcp({ method: 'delete', path: `${BASE}/{id}`, operationId: 'deleteMcpServer', summary: 'Remove a server (assignments stay, inert)', params: serverParams, response: { status: 200, name: 'McpServerDeleted', schema: z.object({ deleted: z.literal(true) }) }, errors: [404, 503] }),
+  mcp({ method: 'post', path: `${BASE}/{id}/enable`, operationId: 'enableMcpServer', summary: 'Switch a server on', params: serverParams, response: { status: 200, name: 'McpServerEnabled', schema: serverAnswer }, errors: [404, 503] }),
+  mcp({ method: 'post', path: `${BASE}/{id}/disable`, operationId: 'disableMcpServer', summary: 'Switch a server off', params: serverParams, response: { status: 200, name: 'McpServerDisabled', schema: serverAnswer }, errors: [404, 503] }),
+  mcp({ method: 'post', path: `${BASE}/{id}/rotate-key`, operationId: 'rotateCompanionKey', summary: "A new context key for a companion (shown once)", params: serverParams, response: { status: 200, name: 'CompanionKey', schema: z.object({ contextKey: z.string() }) }, errors: [404, 409, 503] }),
+  mcp({ method: 'post', path: `${BASE}/{id}/test`, operationId: 'testMcpServer', summary: 'Connect and list with the stored settings; a status, never a body (S18)', params: serverParams, response: { status: 200, name: 'McpServerTest', schema: testAnswer }, errors: [404, 503] }),
+  mcp({ method: 'get', path: `${BASE}/{id}/review`, operationId: 'reviewMcpServer', summary: 'The listed tools with their approval state (S17)', params: serverParams, response: { status: 200, name: 'McpServerReview', schema: reviewAnswer }, errors: [404, 502, 503] }),
+  mcp({ method: 'post', path: `${BASE}/{id}/approve`, operationId: 'approveMcpServer', summary: 'Approve the reviewed tool list with a policy per tool', params: serverParams, body: { name: 'McpServerApproval', schema: approveSchema }, response: { status: 200, name: 'McpServerApproved', schema: serverAnswer }, errors: [400, 404, 409, 502, 503] }),
+];
 
 /**
  * Admin API of MCP servers and companion providers. Header values and companion
