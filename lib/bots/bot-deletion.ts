@@ -4,6 +4,7 @@ import type { Logger } from '../log/logger.ts';
 import type { QueuedRequest } from '../ratelimit/request-queue.ts';
 import type { Database } from '../storage/schema.ts';
 import { withToolTables } from '../tools/tool-tables.ts';
+import { SHARED_ROUTE } from '../talk/talk-identities.ts';
 import { dedicatedRoute } from './dedicated-talk-bots.ts';
 
 /** Anything else keyed by bot id (knowledge sources, room documents, …) registers here. */
@@ -19,7 +20,14 @@ export interface BotDeletionDeps {
   /** Unregisters the bot's own Talk bot through AppAPI; true when it had one. */
   dedicated?: { unregister(botId: string): Promise<boolean> };
   owners?: BotDataOwner[];
+  /** Posts a final notice about a dropped queued request in its room (through `route`). */
+  tell?: (request: QueuedRequest, text: string) => Promise<void>;
   logger: Logger;
+}
+
+/** What a user whose request waited in the rate-limit queue reads when the bot is deleted. */
+export function botDeletedText(mention: string): string {
+  return `⚠️ @${mention} was deleted, so your queued request will not be answered.`;
 }
 
 export interface DeletionResult {
@@ -44,6 +52,7 @@ export class BotDeletion {
    */
   async delete(botId: string): Promise<DeletionResult> {
     const d = this.#deps;
+    const mention = (await d.db.selectFrom('bots').select('mention').where('id', '=', botId).executeTakeFirst())?.mention ?? null;
     const talkBotUnregistered = d.dedicated ? await d.dedicated.unregister(botId) : false;
     for (const owner of d.owners ?? []) await owner.removeBot(botId);
     const droppedRequests = await d.queue.removeBot(botId);
@@ -60,6 +69,23 @@ export class BotDeletion {
       return Number(r.numDeletedRows) > 0;
     });
     d.logger.info({ botId, deleted, droppedRequests: droppedRequests.length, tracesAnonymised, talkBotUnregistered }, 'bot deleted');
+    if (d.tell && mention !== null) await this.#tellDropped(droppedRequests, botId, mention);
     return { deleted, droppedRequests, tracesAnonymised, talkBotUnregistered };
+  }
+
+  /**
+   * Users whose requests were waiting get a final message instead of silence. The bot's own Talk
+   * identity is gone by now, so those notices go out through the shared one. Best effort: a failed
+   * notice is logged, the deletion stands.
+   */
+  async #tellDropped(requests: QueuedRequest[], botId: string, mention: string): Promise<void> {
+    const own = dedicatedRoute(botId);
+    for (const request of requests) {
+      try {
+        await this.#deps.tell?.({ ...request, route: request.route === own ? SHARED_ROUTE : request.route }, botDeletedText(mention));
+      } catch (err) {
+        this.#deps.logger.warn({ err, request: request.id, roomToken: request.roomToken }, 'could not tell a user that the bot of their queued request was deleted');
+      }
+    }
   }
 }

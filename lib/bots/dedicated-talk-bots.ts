@@ -9,8 +9,16 @@ import { GovernanceError, type DedicatedTalkBots } from './governance.ts';
 /** Talk rejects bot names longer than 64 characters. */
 export const MAX_TALK_BOT_NAME = 64;
 
+/** Every dedicated route: `talk_bot_` and a bot id (never the shared `talk_bot`). */
+export const DEDICATED_ROUTE_PATTERN = /^talk_bot_[A-Za-z0-9-]{1,64}$/;
+
 export function dedicatedRoute(botId: string): string {
   return `talk_bot_${botId}`;
+}
+
+/** Only an active bot approved for everyone may speak through its own Talk identity (S14). */
+export function mayHaveOwnIdentity(bot: Bot | null | undefined): boolean {
+  return bot !== null && bot !== undefined && bot.active && isPublished(bot) && bot.visibility === 'global';
 }
 
 export function dedicatedDescription(bot: Pick<Bot, 'mention'>): string {

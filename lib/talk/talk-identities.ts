@@ -21,8 +21,11 @@ export class TalkIdentities {
   readonly #nextcloud: NextcloudClient;
   readonly #now: () => number;
   readonly #secrets = new Map<string, string>();
+  readonly #speaksFor: ((botId: string) => Promise<boolean>) | null;
 
-  constructor(deps: { db: Kysely<Database>; vault: Vault; nextcloud: NextcloudClient; now?: () => number }) {
+  /** `speaksFor`: whether a bot may answer through its own identity now (S14); replies fall back to the delivering one. */
+  constructor(deps: { db: Kysely<Database>; vault: Vault; nextcloud: NextcloudClient; now?: () => number; speaksFor?: (botId: string) => Promise<boolean> }) {
+    this.#speaksFor = deps.speaksFor ?? null;
     this.#db = deps.db;
     this.#vault = deps.vault;
     this.#nextcloud = deps.nextcloud;
@@ -69,6 +72,18 @@ export class TalkIdentities {
     return rows.map((r) => ({ route: r.route, botId: r.bot_id }));
   }
 
+  /** The bot a dedicated identity belongs to (null for the shared one and unknown routes). */
+  async botFor(route: string): Promise<string | null> {
+    const row = await this.#db.selectFrom('talk_identities').select('bot_id').where('route', '=', route).executeTakeFirst();
+    return row?.bot_id ?? null;
+  }
+
+  /** Whether this identity has delivered from the room (it is, or was, enabled there). */
+  async seenIn(roomToken: string, route: string): Promise<boolean> {
+    const row = await this.#db.selectFrom('room_identities').select('route').where('room_token', '=', roomToken).where('route', '=', route).executeTakeFirst();
+    return row !== undefined;
+  }
+
   /** Remembers that a room delivers through this identity (it is enabled there). */
   async sawRoom(roomToken: string, route: string): Promise<void> {
     const now = this.#now();
@@ -91,6 +106,7 @@ export class TalkIdentities {
       .where('talk_identities.bot_id', '=', botId)
       .where('room_identities.room_token', '=', roomToken)
       .executeTakeFirst();
+    if (dedicated && this.#speaksFor && !(await this.#speaksFor(botId))) return deliveredRoute;
     return dedicated?.route ?? deliveredRoute;
   }
 }

@@ -9,6 +9,7 @@ import type { SettingsStore } from '../../storage/settings-store.ts';
 import { isPlainObject, setOwn } from '../../tools/json-schema.ts';
 import { HttpError } from '../http-error.ts';
 import { apiHeaders, csrfGuard, requireAdmin } from '../middleware/access.ts';
+import type { RouteSpec } from '../openapi.ts';
 
 export const RATELIMIT_SETTINGS_KEY = 'ratelimit.settings';
 
@@ -100,6 +101,36 @@ const settingsSchema = z
     queueMessage: queueMessageSchema,
   })
   .strict();
+
+const windowStatus = z.object({ window: z.enum(WINDOWS), limit: z.number().nullable(), used: z.number(), resetsAt: z.number() });
+const scopeStatus = z.object({
+  instance: z.array(windowStatus),
+  user: z.array(windowStatus).optional(),
+  guestRoom: z.array(windowStatus).optional(),
+  provider: z.object({ remaining: z.number().nullable(), blockedUntil: z.number().nullable(), blocked: z.boolean(), observedAt: z.number() }).nullable(),
+});
+const queueStats = z.object({ pending: z.number().int(), processing: z.number().int(), failed: z.number().int(), expired: z.number().int() });
+const publicSettings = z.object({ enabled: z.boolean(), chat: scopeSchema, embeddings: scopeSchema, queueMessage: z.string().nullable() });
+
+export const RATELIMIT_ADMIN_SPECS: RouteSpec[] = [
+  {
+    method: 'get', path: '/api/v1/admin/ratelimit', operationId: 'getRateLimits', summary: 'Rate-limit settings, live status and queue counts', tag: 'admin', access: 'admin',
+    query: z.object({ uid: z.string().max(64).optional().describe("Also report this user's windows") }),
+    response: { status: 200, name: 'RateLimits', schema: z.object({ settings: publicSettings, defaultQueueMessage: z.string(), queueMessagePreview: z.string(), status: z.object({ enabled: z.boolean(), at: z.number(), chat: scopeStatus, embeddings: scopeStatus }), queue: queueStats }) },
+    errors: [400, 503],
+  },
+  {
+    method: 'put', path: '/api/v1/admin/ratelimit', operationId: 'updateRateLimits', summary: 'Change rate-limit settings (objects merge key by key)', tag: 'admin', access: 'admin',
+    body: { name: 'RateLimitsUpdate', schema: z.record(z.string(), z.unknown()).describe('Any subset of the settings; windows are whole numbers or null for no limit') },
+    response: { status: 200, name: 'RateLimitsSaved', schema: z.object({ settings: publicSettings }) },
+    errors: [400, 503],
+  },
+  {
+    method: 'post', path: '/api/v1/admin/ratelimit/process', operationId: 'processRateLimitQueue', summary: 'Process the request queue now', tag: 'admin', access: 'admin',
+    response: { status: 200, name: 'QueueProcessed', schema: z.object({ processed: z.number().int(), remaining: z.number().int(), errors: z.array(z.string()), queue: queueStats }) },
+    errors: [409, 500, 503],
+  },
+];
 
 function collect(issues: readonly z.core.$ZodIssue[], fields: Record<string, string>): void {
   for (const issue of issues) {

@@ -10,6 +10,7 @@ import { TOOL_NAME_PATTERN } from '../../tools/tool-provider.ts';
 import { REASON_PROVIDER_UNAVAILABLE, type RegistryToolMetadata, type ToolAssignment, type ToolRegistry } from '../../tools/tool-registry.ts';
 import { HttpError } from '../http-error.ts';
 import { apiHeaders, csrfGuard, requireUser } from '../middleware/access.ts';
+import type { RouteSpec } from '../openapi.ts';
 import { requireActingUser } from '../request-auth.ts';
 
 export interface ToolsApiDeps {
@@ -70,6 +71,20 @@ const putSchema = z
       .max(MAX_ASSIGNMENTS_PER_BOT, `At most ${MAX_ASSIGNMENTS_PER_BOT} tools per bot`),
   })
   .strict();
+
+const catalogueTool = z.object({
+  name: z.string(), label: z.string(), summary: z.string(), family: z.string().nullable(), provider: z.string(), available: z.boolean(),
+  reason: z.string().optional(), pendingApproval: z.boolean().optional(),
+});
+const botTool = z.object({ name: z.string(), config: z.record(z.string(), z.unknown()), known: z.boolean(), label: z.string(), available: z.boolean(), reason: z.string().optional() });
+const botToolsAnswer = z.object({ botId: z.string(), tools: z.array(botTool) });
+const botParams = z.object({ id: z.string().regex(BOT_ID) });
+
+export const TOOLS_API_SPECS: RouteSpec[] = [
+  { method: 'get', path: '/api/v1/tools', operationId: 'listTools', summary: 'The tool catalogue (answers from metadata while a provider is down)', tag: 'tools', access: 'user', response: { status: 200, name: 'ToolCatalogue', schema: z.object({ tools: z.array(catalogueTool) }) } },
+  { method: 'get', path: '/api/v1/bots/{id}/tools', operationId: 'getBotTools', summary: "A bot's tool assignments (owner or admin)", tag: 'tools', access: 'user', params: botParams, response: { status: 200, name: 'BotTools', schema: botToolsAnswer }, errors: [403, 404, 503] },
+  { method: 'put', path: '/api/v1/bots/{id}/tools', operationId: 'replaceBotTools', summary: "Replace a personal bot's tool assignments (shared bots change through review)", tag: 'tools', access: 'user', params: botParams, body: { name: 'BotToolsUpdate', schema: putSchema }, response: { status: 200, name: 'BotToolsSaved', schema: botToolsAnswer }, errors: [400, 403, 404, 409, 503] },
+];
 
 function invalid(fields: Record<string, string>): HttpError {
   return new HttpError(400, 'invalid_tools', `Invalid tool assignments: ${Object.keys(fields).join(', ')}`, fields);
