@@ -17,6 +17,8 @@ export interface EmbedOptions {
   /** Who the call is for: a local user, or null for background work. */
   uid?: string | null;
   guestRoom?: string | null;
+  /** Retries of this call (default: the client's); the admin test makes none. */
+  maxRetries?: number;
 }
 
 export interface EmbeddingResult {
@@ -194,7 +196,7 @@ export class EmbeddingsClient {
         if (err instanceof EmbeddingError) throw err;
         failure = new EmbeddingError(timeout.aborted ? 'the embedding endpoint did not answer in time' : 'the embedding endpoint could not be reached', 0, true);
       }
-      if (!failure.retryable || attempt >= this.#maxRetries) throw failure;
+      if (!failure.retryable || attempt >= (options.maxRetries ?? this.#maxRetries)) throw failure;
       const backoff = Math.min(30_000, 500 * 2 ** attempt) * (0.5 + this.#random() / 2);
       await this.#sleep(wait !== null ? Math.min(60_000, Math.max(wait, 100)) : backoff, options.signal);
       attempt++;

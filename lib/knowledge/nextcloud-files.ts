@@ -25,6 +25,8 @@ export interface NodeInfo {
 export interface FileAccess {
   /** The node with this id as `user` sees it, or null when it is gone or not visible to them. */
   findById(user: ActingUser, fileId: string): Promise<NodeInfo | null>;
+  /** The node at a path below the user's home (the owner picks sources by path), or null. */
+  findByPath?(user: ActingUser, path: string): Promise<NodeInfo | null>;
   /** Direct children of a folder. */
   list(user: ActingUser, folder: NodeInfo): Promise<NodeInfo[]>;
   /** File content; refuses files above `maxBytes` before downloading them. */
@@ -142,6 +144,24 @@ export class DavFileAccess implements FileAccess {
       `<d:where><d:eq><d:prop><oc:fileid/></d:prop><d:literal>${fileId}</d:literal></d:eq></d:where></d:basicsearch></d:searchrequest>`;
     const res = await this.#client.as(user).dav('SEARCH', '/', { headers: { 'Content-Type': 'text/xml' }, body, timeoutMs: this.#timeoutMs });
     return parseMultistatus(res.text(), user.uid).find((n) => n.fileId === fileId) ?? null;
+  }
+
+  async findByPath(user: ActingUser, path: string): Promise<NodeInfo | null> {
+    const clean = path.replace(/^\/+|\/+$/g, '');
+    const body = `<?xml version="1.0"?><d:propfind ${NS}><d:prop>${PROPS.map((p) => `<${p}/>`).join('')}</d:prop></d:propfind>`;
+    let res;
+    try {
+      res = await this.#client.as(user).dav('PROPFIND', clean === '' ? '/files/{uid}/' : '/files/{uid}/{*path}', {
+        params: { uid: user.uid, path: clean },
+        headers: { Depth: '0', 'Content-Type': 'application/xml; charset=utf-8' },
+        body,
+        timeoutMs: this.#timeoutMs,
+      });
+    } catch (err) {
+      if (err instanceof NextcloudNotFoundError) return null;
+      throw err;
+    }
+    return parseMultistatus(res.text(), user.uid).find((n) => n.path === clean) ?? null;
   }
 
   async list(user: ActingUser, folder: NodeInfo): Promise<NodeInfo[]> {

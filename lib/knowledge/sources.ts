@@ -169,7 +169,20 @@ export class KnowledgeSources {
   /** A Nextcloud file or folder, resolved as `owner` (an identity from a verified request). A second add returns the existing source. */
   async addNode(botId: string, owner: ActingUser, fileId: string): Promise<SourceView> {
     if (!/^\d{1,20}$/.test(fileId)) throw new SourceError(400, 'the file id must be a number');
-    const node = await this.#o.files.findById(owner, fileId);
+    return this.#addFound(botId, owner, await this.#o.files.findById(owner, fileId));
+  }
+
+  /** A file or folder picked by its path in the owner's home (resolved as `owner`, then kept by file id). */
+  async addPath(botId: string, owner: ActingUser, path: string): Promise<SourceView> {
+    const clean = path.replace(/^\/+|\/+$/g, '');
+    if (clean === '' || clean.split('/').some((s) => s === '' || s === '.' || s === '..') || /[\u0000-\u001f\u007f\\]/.test(clean)) {
+      throw new SourceError(400, 'the path must name a file or folder inside your files, without "." or ".." segments');
+    }
+    if (!this.#o.files.findByPath) throw new SourceError(400, 'files cannot be picked by path here');
+    return this.#addFound(botId, owner, await this.#o.files.findByPath(owner, clean));
+  }
+
+  async #addFound(botId: string, owner: ActingUser, node: NodeInfo | null): Promise<SourceView> {
     if (!node) throw new SourceError(404, 'the file or folder was not found in your files');
     if (!(await this.#o.isPersonalBot(botId)) && !ownerMayShare(node, owner.uid)) {
       throw new SourceError(403, 'this bot is shared, so it can only use files you own or may reshare');

@@ -6,7 +6,8 @@ export type OcsFormat = 'json' | 'xml';
 export interface FakeReply {
   status: number;
   headers: Record<string, string>;
-  body: string;
+  /** File contents (WebDAV GET) stay bytes, so binaries are not mangled by a UTF-8 round trip. */
+  body: string | Buffer;
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';

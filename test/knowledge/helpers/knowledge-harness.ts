@@ -13,7 +13,7 @@ import type { MemoryFiles } from './memory-files.ts';
 export const EMBED_MODEL = 'fake-embed';
 
 export async function knowledgeOn(
-  tdb: { db: TestDatabase['db']; dialect: TestDatabase['dialect']; dataDir: string; close(): Promise<void> },
+  tdb: Pick<TestDatabase, 'db' | 'intake' | 'dialect' | 'dataDir' | 'close'>,
   fake: FakeKnowledgeEndpoints,
   files: MemoryFiles,
   extra: Partial<KnowledgeModuleOptions> = {},
