@@ -68,3 +68,17 @@ export function requiresConfirmation(call: ProposedCall, policy: ToolPolicy, tai
 }
 
 export type ConfirmationHook = typeof requiresConfirmation;
+
+/** A tool provider that runs its own confirmation workflow (S7): first-party tools, the wiki. */
+export interface SelfConfirmingProvider {
+  providesTool(name: string): boolean;
+}
+
+/**
+ * The hook for an agent with providers that ask for the invoker's confirmation themselves:
+ * their calls go through to them, every other call is judged by `base`. The list is read on
+ * each call, so providers built after the agent can be added to it.
+ */
+export function exemptSelfConfirming(providers: ReadonlyArray<SelfConfirmingProvider>, base: ConfirmationHook = requiresConfirmation): ConfirmationHook {
+  return (call, policy, taint) => (providers.some((p) => p.providesTool(call.name)) ? { required: false } : base(call, policy, taint));
+}

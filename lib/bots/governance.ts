@@ -6,6 +6,7 @@ import type { Logger } from '../log/logger.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
 import { validateQuestionTree, type QuestionTree } from '../router/onboarding.ts';
 import type { Database } from '../storage/schema.ts';
+import { ToolAssignmentError, type AssignmentHooks } from '../tools/tool-assignments.ts';
 import { createInvocationContext } from '../tools/tool-provider.ts';
 import type { ToolAssignment, ToolRegistry } from '../tools/tool-registry.ts';
 import { isPublished } from './bot-access.ts';
@@ -226,6 +227,7 @@ export class Governance {
   readonly #dedicated: DedicatedTalkBots | undefined;
   readonly #logger: Logger;
   readonly #now: () => number;
+  readonly #assignmentHooks: AssignmentHooks[] = [];
 
   constructor(deps: GovernanceDeps) {
     this.#db = deps.db;
@@ -237,6 +239,11 @@ export class Governance {
     this.#tools = deps.tools;
     this.#dedicated = deps.dedicated;
     this.#logger = deps.logger;
+  }
+
+  /** The hooks ToolAssignmentStore runs (the wiki: all four tools, checked, initialised), for tools saved here too. */
+  useAssignmentHooks(hooks: AssignmentHooks): void {
+    this.#assignmentHooks.push(hooks);
   }
 
   memberships(user: ActingUser): Promise<Memberships> {
@@ -323,6 +330,8 @@ export class Governance {
       const versionId = await new BotVersions(trx, this.#now).insert(created.id, configOf(created, tools), user.uid);
       return (await store.setState(created.id, { approvedVersionId: versionId, approvedBy: user.uid, approvedAt: now, teamMembers: right.teamMembers })) ?? created;
     });
+    // The bot's id exists only now: the hooks run after the save, and a refusal is left to the first use (which checks again).
+    await this.#prepareTools(bot.id, tools, bot).catch((err: unknown) => this.#logger.warn({ err, botId: bot.id }, 'tools of a new bot not prepared; they are on first use'));
     this.#logger.info({ botId: bot.id, owner: user.uid, visibility: bot.visibility, status: bot.approvalStatus }, 'bot created');
     return bot;
   }
@@ -359,6 +368,8 @@ export class Governance {
     const toPending = !narrowingToPersonal && (bot.pendingVersionId !== null || (live && (!right.allowed || isOwner)));
     const now = this.#now();
     const before = bot;
+    // When the tools or the scope change, also before a review: a refused wiki location is reported now.
+    if (body.tools !== undefined || body.visibility !== undefined || body.allowedTeams !== undefined) await this.#prepareTools(bot.id, target.tools, target);
 
     const updated = await this.#db.transaction().execute(async (trx) => {
       // updatedAt is the revision a reviewer approves (approve's `revision`): every edit moves it forward.
@@ -421,6 +432,7 @@ export class Governance {
     if (options.revision !== undefined && options.revision !== bot.updatedAt) {
       throw new GovernanceError(409, 'changed', 'The bot changed after you looked at it; review it again');
     }
+    if (isUpdate && bot.pendingVersionId !== null) await this.#prepareTools(bot.id, target.tools, target);
     const now = this.#now();
     const approved = await this.#db.transaction().execute(async (trx) => {
       const store = new BotStore(trx, this.#now);
@@ -535,10 +547,22 @@ export class Governance {
   }
 
   #checkTools(tools: ReadonlyArray<{ name: string; config?: Record<string, unknown> }>, fields: Record<string, string>): ToolAssignment[] {
-    const result = this.#tools.validate(tools.map((t) => ({ name: t.name, config: t.config ?? {} })));
+    let given: ToolAssignment[] = tools.map((t) => ({ name: t.name, config: t.config ?? {} }));
+    for (const h of this.#assignmentHooks) if (h.expand) given = h.expand(given);
+    const result = this.#tools.validate(given);
     if (result.ok) return result.assignments;
     for (const [key, message] of Object.entries(result.errors)) fields[`tools.${key}`] = message;
     return [];
+  }
+
+  /** Runs the assignment hooks before tools go live with `scope`; a refusal is an error on the tools field. */
+  async #prepareTools(botId: string, tools: ToolAssignment[], scope: { visibility: string; allowedTeams: string[] }): Promise<void> {
+    try {
+      for (const h of this.#assignmentHooks) await h.beforeSave?.(botId, tools, { visibility: scope.visibility, allowedTeams: scope.allowedTeams });
+    } catch (err) {
+      if (err instanceof ToolAssignmentError) throw new BotValidationError({ tools: err.message });
+      throw err;
+    }
   }
 
   #checkScope(c: { visibility: Visibility; allowedGroups: string[]; allowedTeams: string[]; guestsAllowed: boolean }, m: Memberships, checkGlobal: boolean, fields: Record<string, string>): void {

@@ -23,13 +23,28 @@ function parseConfig(text: string): Record<string, unknown> {
   }
 }
 
+/** Lets a feature shape and prepare a bot's assignments before they are stored (the wiki: all four tools, initialised). */
+export interface AssignmentHooks {
+  expand?(assignments: ToolAssignment[]): ToolAssignment[];
+  /**
+   * Runs before the write; a ToolAssignmentError refuses the save and nothing is stored.
+   * `scope`: the bot's visibility as it will be saved, when it changes together with the tools (bots API).
+   */
+  beforeSave?(botId: string, assignments: ToolAssignment[], scope?: { visibility: string; allowedTeams: string[] }): Promise<void>;
+}
+
 export class ToolAssignmentStore {
   readonly #db: Kysely<ToolDatabase>;
   readonly #now: () => number;
+  readonly #hooks: AssignmentHooks[] = [];
 
   constructor(db: Kysely<Database>, now: () => number = Date.now) {
     this.#db = withToolTables(db);
     this.#now = now;
+  }
+
+  useHooks(hooks: AssignmentHooks): void {
+    this.#hooks.push(hooks);
   }
 
   async list(botId: string): Promise<ToolAssignment[]> {
@@ -51,6 +66,7 @@ export class ToolAssignmentStore {
   async replace(botId: string, assignments: ReadonlyArray<ToolAssignment>): Promise<ToolAssignment[]> {
     if (typeof botId !== 'string' || botId === '' || botId.length > 36) throw new ToolAssignmentError('invalid bot id');
     if (!Array.isArray(assignments)) throw new ToolAssignmentError('assignments must be a list');
+    for (const h of this.#hooks) if (h.expand) assignments = h.expand([...assignments]);
     const unique = new Map<string, Record<string, unknown>>();
     for (const a of assignments) {
       if (a === null || typeof a !== 'object' || !isValidToolName(a.name)) throw new ToolAssignmentError(`invalid tool name: ${String(a?.name).slice(0, 80)}`);
@@ -65,6 +81,7 @@ export class ToolAssignmentStore {
       if (json.length > MAX_CONFIG_JSON_CHARS) throw new ToolAssignmentError(`config of ${name} is too large`);
       return { bot_id: botId, tool_name: name, config: json, position, created_at: now };
     });
+    for (const h of this.#hooks) await h.beforeSave?.(botId, rows.map((r) => ({ name: r.tool_name, config: parseConfig(r.config) })));
     await this.#db.transaction().execute(async (trx) => {
       await trx.deleteFrom('bot_tools').where('bot_id', '=', botId).execute();
       if (rows.length > 0) await trx.insertInto('bot_tools').values(rows).execute();

@@ -33,6 +33,10 @@ export interface FakeNode {
   children: Map<string, FakeNode>;
   versions: Array<{ id: string; content: Buffer<ArrayBuffer>; mtime: number; label: string }>;
   mountType: string;
+  /** A folder someone else owns (a received share): reported as oc:owner-id instead of the viewer. */
+  ownerId?: string;
+  /** Per-user oc:permissions of a mount (a Collective), inherited by its children; writes need C or W. */
+  permissionsFor?: Record<string, string>;
 }
 
 export interface FakeTrashItem {
@@ -176,6 +180,32 @@ export class FakeFiles {
     return node;
   }
 
+  /**
+   * A Collective's folder (Collectives 2.x, capture 91) at `Collectives/<name>` for each member,
+   * one shared tree; `members` maps uid → oc:permissions (e.g. `RGDNVCK` may edit, `RG` read only).
+   * Its nc:mount-type is `collective`.
+   */
+  mountCollective(name: string, members: Record<string, string>): FakeNode {
+    const node = this.#node(name, true);
+    node.mountType = 'collective';
+    node.permissionsFor = { ...members };
+    for (const uid of Object.keys(members)) this.mkdir(uid, 'Collectives').children.set(name, node);
+    return node;
+  }
+
+  /** A folder `owner` shared with `uid`, mounted at `path` in uid's files (nc:mount-type `shared`). */
+  receiveShare(uid: string, path: string, owner: string, permissions = 'SRGDNVCK'): FakeNode {
+    const segs = split(path);
+    const name = segs.pop() ?? '';
+    const parent = this.mkdir(uid, segs.join('/'));
+    const node = this.#node(name, true);
+    node.mountType = 'shared';
+    node.ownerId = owner;
+    node.permissionsFor = { [uid]: permissions };
+    parent.children.set(name, node);
+    return node;
+  }
+
   read(uid: string, path: string): string | null {
     const n = this.node(uid, path);
     return n && !n.folder ? n.content.toString('utf8') : null;
@@ -206,6 +236,20 @@ export class FakeFiles {
     return n.folder ? 'RGDNVCK' : 'RGDNVW';
   }
 
+  /** Permissions a mount gives `uid` at the end of `chain`, if any mount on the way sets them. */
+  #mountPermissions(chain: FakeNode[] | null, uid: string): string | undefined {
+    for (let i = (chain?.length ?? 0) - 1; i >= 0; i--) {
+      const set = chain?.[i]?.permissionsFor?.[uid];
+      if (set !== undefined) return set;
+    }
+    return undefined;
+  }
+
+  #denied(chain: FakeNode[] | null, uid: string): boolean {
+    const set = this.#mountPermissions(chain, uid);
+    return set !== undefined && !/[CW]/.test(set);
+  }
+
   #resource(owner: string, segments: string[], n: FakeNode): DavResource {
     const props = new Map<string, string>();
     const set = (pn: PropName, v: string): void => void props.set(key(pn), v);
@@ -215,10 +259,11 @@ export class FakeFiles {
     set(p('d', 'displayname'), escapeXml(n.name));
     set(p('oc', 'fileid'), String(n.fileId));
     set(p('oc', 'id'), `${String(n.fileId).padStart(8, '0')}oc36kcuq1p4r`);
-    set(p('oc', 'permissions'), this.#permissions(n, segments.length === 0));
+    const mounted = this.#mountPermissions(this.#walk(owner, segments), owner);
+    set(p('oc', 'permissions'), mounted === undefined ? this.#permissions(n, segments.length === 0) : n.folder ? mounted : /[CW]/.test(mounted) ? 'RGDNVW' : mounted.replace(/[CK]/g, ''));
     set(p('oc', 'size'), String(sizeOf(n)));
-    set(p('oc', 'owner-id'), escapeXml(owner));
-    set(p('oc', 'owner-display-name'), escapeXml(owner));
+    set(p('oc', 'owner-id'), escapeXml(n.ownerId ?? owner));
+    set(p('oc', 'owner-display-name'), escapeXml(n.ownerId ?? owner));
     set(p('oc', 'favorite'), '0');
     set(p('oc', 'share-types'), this.shareTypesOf(owner, n.fileId).map((t) => `<oc:share-type>${t}</oc:share-type>`).join(''));
     set(p('nc', 'mount-type'), n.mountType);
@@ -256,7 +301,7 @@ export class FakeFiles {
         return {
           status: 200,
           headers: { 'content-type': target.mime.startsWith('text/') ? `${target.mime};charset=UTF-8` : target.mime, 'last-modified': httpDate(target.mtime), ...this.#headers(target) },
-          body: method === 'HEAD' ? '' : target.content.toString('utf8'),
+          body: method === 'HEAD' ? '' : target.content,
         };
       }
       case 'PUT': {
@@ -264,6 +309,7 @@ export class FakeFiles {
         const parent = parentChain?.at(-1);
         if (!parent || !parent.folder) return davError(409, 'Conflict', 'Parent node does not exist');
         if (target?.folder) return davError(405, 'MethodNotAllowed', 'Cannot PUT on a folder');
+        if (this.#denied(parentChain, owner)) return davError(403, 'Forbidden', 'You do not have permission to write here');
         const ifMatch = header(headers, 'if-match');
         const ifNoneMatch = header(headers, 'if-none-match');
         if (ifNoneMatch === '*' && target) return davError(412, 'PreconditionFailed', 'An If-None-Match header was specified, but the ETag matched (or * was specified).', '  <s:header>If-None-Match</s:header>\n');
@@ -288,6 +334,7 @@ export class FakeFiles {
         const parentChain = this.#walk(owner, segments.slice(0, -1));
         const parent = parentChain?.at(-1);
         if (!parent || !parent.folder) return davError(409, 'Conflict', 'Parent node does not exist');
+        if (this.#denied(parentChain, owner)) return davError(403, 'Forbidden', 'You do not have permission to create here');
         const node = this.#node(name, true);
         parent.children.set(name, node);
         this.#touch(parentChain ?? []);
@@ -449,7 +496,7 @@ export class FakeFiles {
     }
     const version = node.versions.find((v) => v.id === versionId) ?? (versionId === this.#currentVersionId(node) ? { id: versionId, content: node.content, mtime: node.mtime, label: '' } : undefined);
     if (!version) return davError(404, 'NotFound', 'Version not found');
-    if (method === 'GET') return { status: 200, headers: { 'content-type': node.mime, etag: version.id }, body: version.content.toString('utf8') };
+    if (method === 'GET') return { status: 200, headers: { 'content-type': node.mime, etag: version.id }, body: version.content };
     if (method === 'MOVE') {
       const dest = destinationSegments(header(headers, 'destination'), baseUrl);
       if (!dest || dest[0] !== 'versions' || dest[1] !== owner || dest[2] !== 'restore') return davError(502, 'BadGateway', 'Bad destination');
