@@ -2,6 +2,15 @@
 # Talk AI (educai) ExApp image. Multi-stage: native addons are built in the
 # first stage; the runtime stage carries only production dependencies.
 
+FROM node:24-bookworm-slim AS frontend
+# The app page (ex_app/src, Vue + Vite) is built into ex_app/js and ex_app/css;
+# dev dependencies are needed for the build only, and no install script is.
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --ignore-scripts
+COPY ex_app ./ex_app
+RUN npm run build:frontend
+
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
@@ -9,7 +18,10 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev
 COPY lib ./lib
 COPY appinfo ./appinfo
-COPY ex_app ./ex_app
+COPY ex_app/img ./ex_app/img
+COPY ex_app/l10n ./ex_app/l10n
+COPY --from=frontend /app/ex_app/js ./ex_app/js
+COPY --from=frontend /app/ex_app/css ./ex_app/css
 
 FROM node:24-bookworm-slim AS frpc
 # HaRP deployments reach the ExApp through FRP (contract §1.2); frpc is

@@ -8,7 +8,7 @@ export npm_config_update_notifier := false
 export npm_config_fund := false
 export npm_config_audit := false
 
-.PHONY: run test bench typecheck tools deps clean
+.PHONY: run test bench typecheck tools deps clean frontend
 
 tools: $(NODE_DIR)/bin/node
 
@@ -30,8 +30,13 @@ run: deps
 typecheck: deps
 	npx tsc -p tsconfig.json --noEmit
 
+frontend: deps
+	npm run build:frontend
+
 test: deps
 	@scripts/ensure-radicale.sh
+	@scripts/ensure-chromium.sh
+	npm run build:frontend
 	@export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh)}"; \
 	npx tsc -p tsconfig.json --noEmit && \
 	node --test --test-concurrency=2 --test-timeout=180000 --test-force-exit --test-reporter=spec 'test/**/*.test.ts'

@@ -25,9 +25,13 @@ describe('Dockerfile (static: no Docker engine on this machine)', () => {
     assert.match(dockerfile, /sha256sum -c/, 'frpc is checked against a digest');
   });
 
-  it('installs no dev dependencies', () => {
+  it('installs no dev dependencies into what the runtime image gets', () => {
+    // The frontend stage needs vite (dev) to build; only its built js/ and css/ leave it.
+    const shipped = stages.filter((s) => !s.startsWith('node:24-bookworm-slim AS frontend'));
     assert.match(dockerfile, /npm ci --omit=dev/);
-    assert.doesNotMatch(dockerfile, /npm (ci|install)(?![^\n]*--omit=dev)/);
+    for (const stage of shipped) assert.doesNotMatch(stage, /npm (ci|install)(?![^\n]*--omit=dev)/);
+    const fromFrontend = [...dockerfile.matchAll(/COPY --from=frontend (\S+)/g)].map((m) => m[1]);
+    assert.deepEqual(fromFrontend, ['/app/ex_app/js', '/app/ex_app/css']);
   });
 });
 
