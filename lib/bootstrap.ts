@@ -15,7 +15,7 @@ import { loadAgentSettings } from './agent/agent-settings.ts';
 import { GovernanceAccessPolicy, type BotAccessPolicy } from './bots/bot-access.ts';
 import { BotConfigResolver } from './bots/bot-config.ts';
 import { BotDeletion } from './bots/bot-deletion.ts';
-import { DedicatedTalkBotService } from './bots/dedicated-talk-bots.ts';
+import { DedicatedTalkBotService, mayHaveOwnIdentity } from './bots/dedicated-talk-bots.ts';
 import { Governance, registryToolGate } from './bots/governance.ts';
 import { MembershipService } from './bots/memberships.ts';
 import { RoomBots } from './talk/room-bots.ts';
@@ -23,11 +23,17 @@ import { botsApiRoutes } from './server/routes/bots-api.ts';
 import { openApiRoutes } from './server/openapi.ts';
 import { apiDocument } from './server/api-specs.ts';
 import { BotStore } from './bots/bot-store.ts';
+import { createKnowledgeModule, type KnowledgeModule, type KnowledgeModuleOptions } from './knowledge/knowledge-module.ts';
+import { RoomUploads } from './knowledge/room-uploads.ts';
+import { createWikiModule, type WikiModule } from './wiki/wiki-module.ts';
+import { knowledgeApiRoutes } from './server/routes/knowledge-api.ts';
 import { ConversationMemory } from './conversation/memory.ts';
 import { TurnRunner } from './conversation/turn-runner.ts';
 import { ChatClient } from './llm/chat-client.ts';
 import { LlmSettingsService } from './llm/llm-settings.ts';
 import { ModelCatalog } from './llm/model-catalog.ts';
+import { createEgressFetch } from './egress/egress-fetch.ts';
+import { EgressSettingsService } from './egress/egress-settings.ts';
 import { createLogger, type Logger } from './log/logger.ts';
 import { McpProviderManager } from './mcp/mcp-provider.ts';
 import { McpServerStore } from './mcp/mcp-server-store.ts';
@@ -46,6 +52,8 @@ import { loadRateLimitSettings } from './server/routes/ratelimit-admin.ts';
 import { sessionInfoRoutes } from './server/routes/session-info.ts';
 import { staticAssetRoutes } from './server/routes/static-assets.ts';
 import { mcpAdminRoutes } from './server/routes/mcp-admin.ts';
+import { adminPolicyRoutes } from './server/routes/admin-policy.ts';
+import { LinkAllowList } from './talk/link-allow-list.ts';
 import { toolsApiRoutes } from './server/routes/tools-api.ts';
 import { rateLimitAdminRoutes } from './server/routes/ratelimit-admin.ts';
 import { tracesApiRoutes } from './server/routes/traces-api.ts';
@@ -55,7 +63,7 @@ import { ProcessingThread } from './processing/processing-thread.ts';
 import { ConfirmationService } from './confirmations/confirmation-service.ts';
 import { isOwnReferenceId } from './confirmations/reference-ids.ts';
 import { FirstPartyToolProvider, settingsToolPolicy } from './tools/first-party-provider.ts';
-import { requiresConfirmation } from './agent/confirmation.ts';
+import { exemptSelfConfirming, type SelfConfirmingProvider } from './agent/confirmation.ts';
 import { isTurnTainted } from './agent/turn-taints.ts';
 import { DEFAULT_AFFIRMATIVES, DEFAULT_NEGATIVES, parseConfirmationReply } from './router/confirmation-reply.ts';
 import { Router } from 'express';
@@ -71,7 +79,10 @@ import { ReplyLog } from './talk/reply-log.ts';
 import { RoomInfo } from './talk/room-info.ts';
 import { RoutingIndex } from './talk/routing-index.ts';
 import { sharedTalkBotRegistrar, SHARED_ROUTE, TalkIdentities } from './talk/talk-identities.ts';
+import { uiRegistrar } from './appapi/ui-registrar.ts';
 import { talkWebhookRoutes } from './talk/webhook-route.ts';
+import { dedicatedWebhookRoutes } from './talk/dedicated-webhooks.ts';
+import { IdentityGate } from './router/identity-gate.ts';
 import { ToolAssignmentStore } from './tools/tool-assignments.ts';
 import { ToolRegistry } from './tools/tool-registry.ts';
 import { TraceStore } from './traces/trace-store.ts';
@@ -86,7 +97,13 @@ export interface Application {
   vault: Vault;
   settings: SettingsStore;
   llmSettings: LlmSettingsService;
+  /** The admin allow-list of private hosts the egress module may reach (S18). */
+  egressSettings: EgressSettingsService;
   bots: BotStore;
+  /** RAG sources, room documents and images, vision and speech; its job worker runs in the processing role. */
+  knowledge: KnowledgeModule;
+  /** Bot wikis: the four wiki tools (a core provider), root registry and index sync (scan in the processing role). */
+  wiki: WikiModule;
   inbox: Inbox;
   worker: InboxWorker;
   index: RoutingIndex;
@@ -128,7 +145,7 @@ export type Role = 'all' | 'http' | 'processing';
 export interface BuildOptions {
   logger?: Logger;
   fetchImpl?: typeof fetch;
-  /** fetch for model providers (later the egress module, S18). */
+  /** fetch for model providers; default: the egress module (S18) with the admin allow-list. */
   llmFetch?: typeof fetch;
   now?: () => number;
   /** PostgreSQL schema (tests isolate themselves this way). */
@@ -150,6 +167,10 @@ export interface BuildOptions {
   role?: Role;
   /** In the processing role: refreshes the intake's routing index on the HTTP thread. */
   refreshHttpIndex?: () => Promise<void>;
+  /** Tests: knowledge worker polling, extraction limits, DNS answers. */
+  knowledge?: Pick<KnowledgeModuleOptions, 'worker' | 'extractor' | 'resolve' | 'index'>;
+  /** Tests: wiki index-sync debounce and scan interval. */
+  wiki?: { debounceMs?: number; scanIntervalMs?: number };
 }
 
 const REPO_ROOT = new URL('..', import.meta.url).pathname;
@@ -192,36 +213,45 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   const userStates = new UserStates(db, now);
   const adminCheck = new AdminCheck(nextcloud, { now, onAdmin: (uid) => userStates.noteAdmin(uid) });
 
+  // Model providers, MCP servers and companions are URLs we do not own: they go through the egress module (S18),
+  // which reaches private addresses only after an admin allow-list entry. No size or time cap here: answers stream,
+  // and the callers have their own timeouts.
+  const egressSettings = new EgressSettingsService(settings);
+  const providerEgress = createEgressFetch({ allowList: egressSettings.allowList, maxBytes: null, timeoutMs: null });
+  const llmFetch = options.llmFetch ?? (providerEgress as typeof fetch);
+
   // Models
   const llmSettings = new LlmSettingsService(settings, vault);
-  const catalog = new ModelCatalog({ settings: llmSettings, fetch: options.llmFetch, now });
+  const catalog = new ModelCatalog({ settings: llmSettings, fetch: llmFetch, now });
 
   // Rate limits per model call (instance, user, guest room), the durable queue, and traces.
   const rateLimiter = new RateLimiter(db, () => loadRateLimitSettings(settings, logger), now);
   const requestQueue = new RequestQueue(db, { now });
   const traces = new TraceStore(db, { now, logger });
-  const chat = new ChatClient({ settings: llmSettings, catalog, fetch: observingRateLimits(options.llmFetch ?? fetch, rateLimiter, logger), logger });
+  const chat = new ChatClient({ settings: llmSettings, catalog, fetch: observingRateLimits(llmFetch, rateLimiter, logger), logger });
 
   // Tools: the registry with MCP servers and companions; assignments by name.
   const registry = new ToolRegistry({ logger });
   const toolAssignments = new ToolAssignmentStore(db, now);
   const mcpServers = new McpServerStore(db, vault, now);
-  const mcpProviders = new McpProviderManager({ registry, store: mcpServers, logger, now });
+  const mcpProviders = new McpProviderManager({ registry, store: mcpServers, logger, now, fetch: providerEgress });
   await mcpProviders.sync();
-  let firstParty: FirstPartyToolProvider | null = null;
-  // First-party tools ask for the user's confirmation themselves (S7); other writes after untrusted content are held back (S6).
+  // First-party tools and the wiki ask for the user's confirmation themselves (S7); other writes after untrusted content are held back (S6).
+  const selfConfirming: SelfConfirmingProvider[] = [];
   const agent = new AgentLoop({
     chat,
     logger,
-    confirm: (call, policy, taint) => (firstParty?.providesTool(call.name) ? { required: false } : requiresConfirmation(call, policy, taint)),
+    confirm: exemptSelfConfirming(selfConfirming),
   });
 
   // Talk pipeline: webhook → inbox → worker → router → turn → streamed reply
   const bots = new BotStore(db, now);
   const onboarding = new OnboardingService(db, now);
   const memory = new ConversationMemory(db, now);
-  const identities = new TalkIdentities({ db, vault, nextcloud, now });
-  const inbox = new Inbox(db, now);
+  // A bot's own Talk identity speaks only while the bot is active and approved for everyone (S14).
+  const identities = new TalkIdentities({ db, vault, nextcloud, now, speaksFor: async (botId) => mayHaveOwnIdentity(await bots.get(botId)) });
+  // The intake writes through its own handle (on SQLite its own file), so acks never wait for the worker's lock.
+  const inbox = new Inbox(db, now, database.intake ?? db, database.intakeStatements);
   const role: Role = options.role ?? 'all';
   const index = new RoutingIndex(db, role === 'processing' ? (options.refreshHttpIndex ?? null) : null);
   await index.refresh();
@@ -232,8 +262,48 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   const governance = new Governance({ db, memberships, models: catalog, tools: registryToolGate(registry), dedicated, logger, now });
   const access = options.botAccess ?? new GovernanceAccessPolicy({ memberships, logger, ownerStatus: (uid) => userStates.statusOf(uid) });
   const resolver = new BotConfigResolver(db);
-  const deletion = new BotDeletion({ db, queue: requestQueue, traces, dedicated, logger });
-  const router = new MessageRouter({ bots, access, onboarding, memory, rooms, resolver });
+  // Knowledge: vectors in their own SQLite file (or PostgreSQL), URLs and providers through the egress module (S18).
+  const knowledge = createKnowledgeModule({
+    database,
+    sqliteVectorPath: join(config.persistentStorage, 'knowledge-vectors.sqlite'),
+    settings,
+    vault,
+    llmSettings,
+    nextcloud,
+    logger,
+    egressAllowList: egressSettings.allowList,
+    limiter: rateLimiter,
+    // S11: only personal bots may use what their owner merely sees; knowledge reaches guests only on bots open to them.
+    isPersonalBot: async (id) => (await bots.get(id))?.visibility === 'personal',
+    guestsMayUse: async (id) => {
+      const b = await bots.get(id);
+      return b !== null && b.visibility === 'global' && b.guestsAllowed;
+    },
+    ...(options.knowledge ?? {}),
+  });
+  registry.register(knowledge.provider, 'core');
+  // Wikis in the owner's files or a team's Collective, always as the invoking user (S16).
+  const wiki = createWikiModule({
+    db,
+    nextcloud,
+    logger,
+    now,
+    bot: async (id) => {
+      const b = await bots.get(id);
+      return b && { id: b.id, mention: b.mention, displayName: b.displayName, ownerUid: b.ownerUid, visibility: b.visibility, allowedTeams: b.allowedTeams };
+    },
+    assignments: (id) => toolAssignments.list(id),
+    teamsOf: async (user) => (await memberships.forUser(user)).teams,
+    ...(options.wiki ?? {}),
+  });
+  registry.register(wiki.provider, 'core');
+  toolAssignments.useHooks(wiki.assignmentHooks);
+  governance.useAssignmentHooks(wiki.assignmentHooks);
+  const roomUploads = new RoomUploads({ rooms: knowledge.rooms, assignments: toolAssignments, logger });
+  const deletion = new BotDeletion({ db, queue: requestQueue, traces, dedicated, logger, owners: [{ name: 'knowledge', removeBot: (id) => knowledge.forgetBot(id) }, { name: 'wiki', removeBot: (id) => wiki.forgetBot(id) }],
+    // Users whose requests wait in the rate-limit queue get a final message in Talk (the processor posts it).
+    tell: (request, text) => processor.tell(request, text) });
+  const router = new MessageRouter({ bots, access, onboarding, memory, rooms, resolver, roomData: roomUploads });
   const turns = new TurnRunner({
     chat,
     settings: llmSettings,
@@ -254,6 +324,9 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     traces,
   });
   const sender = new BotSender({ nextcloud, identities, logger });
+  // Hosts replies may link to besides Nextcloud (S8), read on every flush: kept in memory, reloaded on changes.
+  const linkAllowList = new LinkAllowList(settings);
+  await linkAllowList.load();
   const referenceSalt = (await settings.get<string>('talk.reference-salt')) ?? randomBytes(16).toString('hex');
   await settings.set('talk.reference-salt', referenceSalt);
 
@@ -282,7 +355,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     isOwnReferenceId: (id) => isOwnReferenceId(referenceSalt, id),
     logger,
   });
-  firstParty = new FirstPartyToolProvider({
+  const firstParty = new FirstPartyToolProvider({
     nextcloud,
     confirmations,
     serverPolicy: settingsToolPolicy(() => settings.get('tools.first-party.rules')),
@@ -292,6 +365,9 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   });
   registry.register(firstParty, 'first-party');
   confirmations.registerExecutor(firstParty);
+  wiki.provider.useConfirmations(confirmations);
+  confirmations.registerExecutor(wiki.provider);
+  selfConfirming.push(firstParty, wiki.provider);
   await confirmations.loadIndex();
   const processor = new EventProcessor({
     inbox,
@@ -307,10 +383,12 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     nextcloud,
     logger,
     now,
-    options: { maxAgeMs: options.maxEventAgeMs ?? config.maxEventAgeSeconds * 1000, linkAllowList: () => [], referenceSalt },
+    options: { maxAgeMs: options.maxEventAgeMs ?? config.maxEventAgeSeconds * 1000, linkAllowList: () => linkAllowList.current(), referenceSalt },
     bots,
     access,
     confirmations,
+    uploads: roomUploads,
+    identityGate: new IdentityGate({ identities, bots, router, logger }),
   });
   const queueProcessor = new QueueProcessor({ queue: requestQueue, handler: processor, db, logger });
   const worker = new InboxWorker({ inbox, processor, logger, options: { concurrency: config.workerConcurrency, ...options.worker } });
@@ -324,12 +402,19 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     reporter,
     logger,
   );
-  const registrars: Registrar[] = [sharedTalkBotRegistrar(identities, logger)];
+  const registrars: Registrar[] = [
+    sharedTalkBotRegistrar(identities, logger),
+    uiRegistrar({ nextcloud, exAppDir: options.exAppDir ?? join(REPO_ROOT, 'ex_app'), appVersion: config.appVersion, logger }),
+  ];
   const enabled = new EnabledHandler(registrars, logger);
   const metrics = new RuntimeMetrics();
 
   const settingsChangedHere = async () => {
+    llmSettings.invalidate();
+    egressSettings.invalidate();
+    await linkAllowList.load();
     catalog.invalidate();
+    knowledge.worker.notify();
     await mcpProviders.sync();
     await index.refresh();
   };
@@ -371,10 +456,15 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
           // The processing thread records pending confirmations; a reply that looks like one is kept either way.
           confirmations.mightConcern(room, actor, rawText) || parseConfirmationReply(rawText, { affirmatives: DEFAULT_AFFIRMATIVES, negatives: DEFAULT_NEGATIVES }) !== null,
       }),
+      // The bots' own Talk identities (`/talk_bot_<bot id>`): the same intake, seeing only their bot (S14).
+      dedicatedWebhookRoutes({ inbox, index, logger, notify: () => processing.notify(), alsoRelevant: (room, actor, rawText) =>
+          confirmations.mightConcern(room, actor, rawText) || parseConfirmationReply(rawText, { affirmatives: DEFAULT_AFFIRMATIVES, negatives: DEFAULT_NEGATIVES }) !== null,
+      }),
       propagateChanges,
       sessionInfoRoutes({ adminCheck, version: config.appVersion }),
       adminSettingsRoutes({ llmSettings, catalog, adminCheck, logger }),
-      mcpAdminRoutes({ store: mcpServers, manager: mcpProviders, adminCheck, logger }),
+      mcpAdminRoutes({ store: mcpServers, manager: mcpProviders, adminCheck, logger, fetch: providerEgress }),
+      adminPolicyRoutes({ settings, egress: egressSettings, links: linkAllowList, adminCheck, logger, onChange: settingsChangedHere }),
       toolsApiRoutes({ registry, assignments: toolAssignments, bots, adminCheck, logger, mcp: { store: mcpServers, manager: mcpProviders } }),
       rateLimitAdminRoutes({ settings, limiter: rateLimiter, queue: requestQueue, processQueueNow: () => processing.processQueueNow(), adminCheck, logger }),
       tracesApiRoutes({ traces, adminCheck, logger }),
@@ -390,6 +480,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
         adminCheck,
         logger,
         onChange: () => processing.settingsChanged(),
+        knowledge: { sourceCount: async (id) => (await knowledge.sources.list(id)).length },
       }),
       openApiRoutes(() => apiDocument(config.appVersion) as never),
       runtimeStatusRoutes({
@@ -398,6 +489,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
         snapshot: async (seconds) => ({ http: metrics.snapshot(seconds), processing: threadReady ? await (await threadReady).runtime(seconds) : null }),
         inboxBacklog: () => inbox.pendingCount(),
       }),
+      knowledgeApiRoutes({ knowledge, bots: governance, adminCheck, logger }),
       staticAssetRoutes(options.exAppDir ?? join(REPO_ROOT, 'ex_app')),
     ],
   });
@@ -405,23 +497,14 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   const runsWorker = role !== 'http' && options.startWorker !== false;
   if (runsWorker) await worker.start();
   if (runsWorker) queueProcessor.start(options.queuePollMs ?? 15_000);
-  if (role === 'http') {
-    threadReady = ProcessingThread.start(config, { pgSchema: options.pgSchema, refreshIndex: () => index.refresh(), logger });
-    threadReady.then(
-      (t) => {
-        thread = t;
-      },
-      (err: unknown) => {
-        logger.fatal({ err }, 'the processing thread could not start');
-        process.exit(1);
-      },
-    );
-  }
-  const pruneTraces = async () => {
-    const days = await settings.get<number>(TRACE_RETENTION_KEY);
-    await traces.prune(typeof days === 'number' && Number.isFinite(days) && days >= 1 ? days : DEFAULT_TRACE_RETENTION_DAYS);
-  };
-  await pruneTraces().catch((err: unknown) => logger.warn({ err }, 'trace retention failed'));
+  // Ingestion jobs run where the Talk worker runs (never in the HTTP role); their housekeeping too.
+  if (runsWorker) await knowledge.start();
+  // The wiki's etag scan (index.md after manual edits) runs where the Talk worker runs, like knowledge.
+  if (runsWorker) wiki.start();
+  const knowledgeMaintenance = setInterval(() => {
+    if (runsWorker) void knowledge.maintenance().catch((err: unknown) => logger.warn({ err }, 'knowledge maintenance failed'));
+  }, 6 * 3600_000);
+  knowledgeMaintenance.unref();
   const reconciler = new UserReconciler({
     db,
     directory: new UserDirectory(nextcloud),
@@ -440,6 +523,23 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   const dailyReconcile = setInterval(() => runsWorker && reconcile(), RECONCILE_INTERVAL_MS);
   firstReconcile.unref();
   dailyReconcile.unref();
+  if (role === 'http') {
+    threadReady = ProcessingThread.start(config, { pgSchema: options.pgSchema, refreshIndex: () => index.refresh(), logger });
+    threadReady.then(
+      (t) => {
+        thread = t;
+      },
+      (err: unknown) => {
+        logger.fatal({ err }, 'the processing thread could not start');
+        process.exit(1);
+      },
+    );
+  }
+  const pruneTraces = async () => {
+    const days = await settings.get<number>(TRACE_RETENTION_KEY);
+    await traces.prune(typeof days === 'number' && Number.isFinite(days) && days >= 1 ? days : DEFAULT_TRACE_RETENTION_DAYS);
+  };
+  await pruneTraces().catch((err: unknown) => logger.warn({ err }, 'trace retention failed'));
   const maintenance = setInterval(() => {
     void (async () => {
       const s = await llmSettings.get();
@@ -462,7 +562,10 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     vault,
     settings,
     llmSettings,
+    egressSettings,
     bots,
+    knowledge,
+    wiki,
     inbox,
     worker,
     index,
@@ -480,13 +583,18 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     processing,
     close: async () => {
       clearInterval(maintenance);
+      clearInterval(knowledgeMaintenance);
       clearTimeout(firstReconcile);
       clearInterval(dailyReconcile);
       metrics.stop();
       if (threadReady) await (await threadReady.catch(() => null))?.stop();
       await worker.stop();
+      inbox.stop();
       await queueProcessor.stop();
       await mcpProviders.close();
+      await providerEgress.close();
+      await knowledge.close();
+      await wiki.close();
       await database.close();
     },
   };

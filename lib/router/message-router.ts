@@ -20,6 +20,12 @@ export interface BotResolver {
   effectiveBot(bot: Bot, actor: { kind: ParsedMessage['actor']['kind']; uid: string; user?: ActingUser }): Promise<Bot>;
 }
 
+/** Data kept per (bot, room) outside memory, e.g. room documents and images (knowledge). */
+export interface RoomDataHooks {
+  forgetRoom(botId: string, roomToken: string): Promise<void>;
+  forgetMessage(roomToken: string, messageId: string): Promise<void>;
+}
+
 export interface RouteInput {
   /** Talk's own, verified copy of the message (S3). */
   message: ParsedMessage;
@@ -40,9 +46,11 @@ export class MessageRouter {
   readonly #memory: ConversationMemory;
   readonly #rooms: RoomInfo;
   readonly #resolver: BotResolver | null;
+  readonly #roomData: RoomDataHooks | null;
 
-  constructor(deps: { bots: BotStore; access: BotAccessPolicy; onboarding: OnboardingService; memory: ConversationMemory; rooms: RoomInfo; resolver?: BotResolver }) {
+  constructor(deps: { bots: BotStore; access: BotAccessPolicy; onboarding: OnboardingService; memory: ConversationMemory; rooms: RoomInfo; resolver?: BotResolver; roomData?: RoomDataHooks }) {
     this.#resolver = deps.resolver ?? null;
+    this.#roomData = deps.roomData ?? null;
     this.#bots = deps.bots;
     this.#access = deps.access;
     this.#onboarding = deps.onboarding;
@@ -94,6 +102,29 @@ export class MessageRouter {
     return { kind: 'ignore', reason: 'not addressed' };
   }
 
+  /**
+   * The bot `route` would pick, without changing any state: of a ((RESET)) @mention, of the first
+   * active bot mentioned, of an onboarding in progress the author may answer, of the room's
+   * always-mode. null for a whole-room ((RESET)) and for messages no bot would answer. A bot's own
+   * Talk identity takes only messages for its bot (S14).
+   */
+  async addressee(input: RouteInput): Promise<string | null> {
+    const { message, author } = input;
+    if (message.kind === 'system' || message.actor.kind === 'bot' || message.edited) return null;
+    const reset = parseResetCommand(message.rawText);
+    if (reset) return reset.mention ? ((await this.#bots.getByMention(reset.mention))?.id ?? null) : null;
+    const mentions = await this.#bots.activeMentions();
+    for (const match of findBotMentions(message.rawText, new Set(mentions.keys()))) {
+      const bot = await this.#bots.getByMention(match.mention);
+      if (bot?.active) return bot.id;
+    }
+    for (const state of await this.#onboarding.inProgress(message.roomToken)) {
+      const bot = await this.#bots.get(state.botId);
+      if (bot?.active && (await this.#access.canUse(bot, this.#actor(message, author))).allowed) return bot.id;
+    }
+    return this.#onboarding.alwaysModeBot(message.roomToken);
+  }
+
   #actor(message: ParsedMessage, author: ActingUser | null) {
     return { kind: message.actor.kind, uid: message.actor.id, ...(author ? { user: author } : {}) };
   }
@@ -139,6 +170,7 @@ export class MessageRouter {
       if (!bot) return { kind: 'reply', bot: null, text: `There is no bot called @${mention}.`, stateChanged: false };
       await this.#onboarding.reset(bot.id, message.roomToken);
       await this.#memory.forgetRoom(bot.id, message.roomToken);
+      await this.#roomData?.forgetRoom(bot.id, message.roomToken);
       return { kind: 'reply', bot, text: `Chat with **@${bot.mention}** has been reset. Mention the bot again to start fresh.`, stateChanged: true };
     }
     const states = await this.#onboarding.roomStates(message.roomToken);
@@ -146,6 +178,7 @@ export class MessageRouter {
     for (const s of states) {
       await this.#onboarding.reset(s.botId, message.roomToken);
       await this.#memory.forgetRoom(s.botId, message.roomToken);
+      await this.#roomData?.forgetRoom(s.botId, message.roomToken);
     }
     return { kind: 'reply', bot: null, text: 'Chat has been reset. Mention a bot to start fresh.', stateChanged: true };
   }
@@ -154,6 +187,7 @@ export class MessageRouter {
     // S21: a deleted message disappears from every bot's memory; Talk's copy names it as the parent.
     if (message.systemName === 'message_deleted' && message.replyToId) {
       await this.#memory.forgetMessage(message.roomToken, message.replyToId);
+      await this.#roomData?.forgetMessage(message.roomToken, message.replyToId);
       return { kind: 'ignore', reason: 'message deleted: memory purged' };
     }
     return { kind: 'ignore', reason: `system event ${message.systemName ?? ''}` };

@@ -12,6 +12,7 @@ import type { BotGovernanceColumns, GovernanceTables } from '../bots/governance-
 import type { ConfirmationTables } from '../confirmations/confirmation-tables.ts';
 import type { UserTables } from '../users/user-tables.ts';
 import type { KnowledgeTables } from '../knowledge/knowledge-tables.ts';
+import type { WikiTables } from '../wiki/wiki-tables.ts';
 
 export interface SettingsTable {
   key: string;
@@ -67,11 +68,18 @@ export interface InboxTable {
   kind: string;
   /** JSON of the delivered event; never trusted as content (S3). */
   payload: string;
-  status: 'pending' | 'processing';
-  attempts: Generated<number>;
-  not_before: Generated<number>;
   received_at: number;
+}
+
+/** The worker's state of an inbox row (main database; the intake only inserts into `inbox`). */
+export interface InboxProgressTable {
+  inbox_id: number;
+  room_token: string;
+  status: 'pending' | 'processing' | 'done';
+  attempts: number;
+  not_before: number;
   started_at: number | null;
+  finished_at: number | null;
 }
 
 export interface HandledMessagesTable {
@@ -120,13 +128,14 @@ export interface ConversationMessagesTable {
   created_at: number;
 }
 
-export interface Database extends RateLimitTables, RequestQueueTables, TraceTables, ToolTables, GovernanceTables, ConfirmationTables, KnowledgeTables, UserTables {
+export interface Database extends RateLimitTables, RequestQueueTables, TraceTables, ToolTables, GovernanceTables, ConfirmationTables, KnowledgeTables, UserTables, WikiTables {
   settings: SettingsTable;
   secrets: SecretsTable;
   bots: BotsTable;
   talk_identities: TalkIdentitiesTable;
   room_identities: RoomIdentitiesTable;
   inbox: InboxTable;
+  inbox_progress: InboxProgressTable;
   handled_messages: HandledMessagesTable;
   reply_chunks: ReplyChunksTable;
   room_states: RoomStatesTable;

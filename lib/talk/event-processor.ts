@@ -1,8 +1,8 @@
 import type { BotAccessPolicy } from '../bots/bot-access.ts';
-import type { BotStore } from '../bots/bot-store.ts';
+import type { Bot, BotStore } from '../bots/bot-store.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
-import { issueForStoredPrincipal } from '../nextcloud/identity.ts';
+import { issueForStoredPrincipal, type ActingUser } from '../nextcloud/identity.ts';
 import type { QueuedTurnHandler, ReplayOutcome } from '../ratelimit/queue-processor.ts';
 import type { QueuedRequest } from '../ratelimit/request-queue.ts';
 import type { OnboardingService } from '../router/onboarding.ts';
@@ -57,6 +57,10 @@ export interface ProcessorDeps {
   options: ProcessorOptions;
   /** For replaying queued turns: the bot must still exist, be active and usable by the user. */
   bots?: BotStore;
+  /** S14: a delivery to a bot's own Talk identity reaches only that bot (checked before the dedupe key). */
+  identityGate?: { check(route: string, message: ParsedMessage, author: ActingUser | null): Promise<{ allowed: true; botId: string | null } | { allowed: false; reason: string; answerAs: string | null }> };
+  /** Documents and images of a turn's message, queued for the bot's room search (knowledge); never awaited past the enqueue. */
+  uploads?: { onTurn(bot: Bot, message: ParsedMessage, author: ActingUser | null): Promise<void> };
   access?: BotAccessPolicy;
 }
 
@@ -75,6 +79,13 @@ export class EventProcessor implements QueuedTurnHandler {
       d.logger.warn({ roomToken: event.roomToken, messageId: event.messageId, reason: verified.reason }, 'Talk did not confirm the delivered message; dropped');
       return 'unverified';
     }
+    let gate = d.identityGate ? await d.identityGate.check(event.route, verified.message, verified.author) : null;
+    // The intake merged the shared Talk bot's delivery of the same message into this one: answer it as that delivery.
+    if (gate && !gate.allowed && gate.answerAs !== null) {
+      event = { ...event, route: gate.answerAs };
+      gate = { allowed: true, botId: null };
+    }
+    if (gate && !gate.allowed) return 'ignored';
     if (!(await d.inbox.markHandled(event))) return 'duplicate';
     await d.identities.sawRoom(event.roomToken, event.route);
 
@@ -92,6 +103,7 @@ export class EventProcessor implements QueuedTurnHandler {
     const decision = await d.router.route({ message, author: verified.author });
     if (decision.kind !== 'ignore' && decision.stateChanged) await d.index.refresh();
     if (decision.kind === 'ignore') return 'ignored';
+    if (gate?.allowed && gate.botId !== null && decision.bot !== null && decision.bot.id !== gate.botId) return 'ignored';
 
     const route = decision.bot ? await d.identities.replyRoute(event.roomToken, decision.bot.id, event.route) : event.route;
     const previous = await this.#reconcile(event.id, event.roomToken, message, witness);
@@ -112,6 +124,8 @@ export class EventProcessor implements QueuedTurnHandler {
       if (postedBefore.length === 0) await stream.post(decision.preface);
       else alreadyPosted = postedBefore.slice(1).map((c) => c.text).join('\n\n');
     }
+    // Queued before the turn, so the room search tools can wait for this message's uploads.
+    if (d.uploads && message.attachments.length > 0) await d.uploads.onTurn(decision.bot, message, verified.author);
     const room = verified.author ? await d.rooms.forUser(verified.author, event.roomToken) : null;
     await d.turns.run({
       bot: decision.bot,

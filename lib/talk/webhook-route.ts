@@ -58,7 +58,7 @@ async function accept(route: string, req: Request, res: Response, deps: WebhookD
   }
   const relevant =
     message.kind === 'system'
-      ? message.systemName !== null && KEPT_SYSTEM_EVENTS.has(message.systemName) && deps.index.roomIsActive(message.roomToken)
+      ? message.systemName !== null && KEPT_SYSTEM_EVENTS.has(message.systemName) && deps.index.roomHasState(message.roomToken)
       : message.actor.kind !== 'bot' &&
         (findBotMentions(message.rawText, deps.index.mentions).length > 0 ||
           parseResetCommand(message.rawText) !== null ||

@@ -20,6 +20,7 @@ import { apiDocument } from '../../lib/server/api-specs.ts';
 import { openApiRoutes } from '../../lib/server/openapi.ts';
 import { adminSettingsRoutes } from '../../lib/server/routes/admin-settings.ts';
 import { botsApiRoutes } from '../../lib/server/routes/bots-api.ts';
+import { knowledgeApiRoutes } from '../../lib/server/routes/knowledge-api.ts';
 import { sessionInfoRoutes } from '../../lib/server/routes/session-info.ts';
 import type { Dialect } from '../../lib/storage/database.ts';
 import { SettingsStore } from '../../lib/storage/settings-store.ts';
@@ -163,6 +164,8 @@ export async function startWorld(dialect: Dialect): Promise<World> {
           world.changes++;
         },
       }),
+      // Mounted so the served routes match the document; no knowledge request is made in this world.
+      knowledgeApiRoutes({ knowledge: null as never, bots: governance, adminCheck, logger }),
       openApiRoutes(() => apiDocument('1.0.0')),
     ],
   });

@@ -6,8 +6,10 @@ import * as m0005 from './0005-ratelimits-traces.ts';
 import * as m0006 from './0006-governance.ts';
 import * as m0007 from './0007-confirmations.ts';
 import * as m0008 from './0008-knowledge.ts';
+import * as m0009 from './0009-intake-inbox.ts';
 import * as m0010 from './0010-confirmation-secrets.ts';
 import * as m0011 from './0011-user-states.ts';
+import * as m0012 from './0012-wiki-roots.ts';
 
 /** Ordered migrations; names sort in the order they must run. Append only. */
 export const migrations: Record<string, Migration> = {
@@ -18,6 +20,8 @@ export const migrations: Record<string, Migration> = {
   '0006-governance': m0006,
   '0007-confirmations': m0007,
   '0008-knowledge': m0008,
+  '0009-intake-inbox': m0009,
   '0010-confirmation-secrets': m0010,
   '0011-user-states': m0011,
+  '0012-wiki-roots': m0012,
 };
