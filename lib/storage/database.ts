@@ -64,8 +64,21 @@ const INTAKE_SCHEMA = [
      kind varchar(32) not null,
      payload text not null,
      received_at bigint not null,
-     constraint inbox_event unique (room_token, message_id, actor_id))`,
+     constraint inbox_event unique (room_token, message_id, actor_id, route))`,
   'create index if not exists inbox_room on inbox (room_token, id)',
+];
+
+/**
+ * Version 2: one row per delivery route, so that a bot's own Talk identity keeping a message never
+ * swallows the shared Talk bot's delivery of it (SQLite cannot change a constraint: rebuild).
+ */
+const INTAKE_V2 = [
+  'alter table inbox rename to inbox_v1',
+  'drop index if exists inbox_room',
+  ...INTAKE_SCHEMA,
+  `insert into inbox (id, room_token, message_id, actor_id, route, kind, payload, received_at)
+     select id, room_token, message_id, actor_id, route, kind, payload, received_at from inbox_v1`,
+  'drop table inbox_v1',
 ];
 
 function createFile(path: string): void {
@@ -84,10 +97,11 @@ function openIntake(path: string, mainPath: string): BetterSqlite3.Database {
   // Checkpoints (the only fsyncs) run on the processing thread, never in a webhook request.
   intake.pragma('wal_autocheckpoint = 0');
   intake.pragma('busy_timeout = 5000');
-  if (Number(intake.pragma('user_version', { simple: true })) < 1) {
+  const version = Number(intake.pragma('user_version', { simple: true }));
+  if (version < 2) {
     intake.transaction(() => {
-      for (const ddl of INTAKE_SCHEMA) intake.exec(ddl);
-      intake.pragma('user_version = 1');
+      for (const ddl of version === 1 ? INTAKE_V2 : INTAKE_SCHEMA) intake.exec(ddl);
+      intake.pragma('user_version = 2');
     })();
   }
   // Read-only use: the dedupe check reads handled_messages (unqualified names fall through to attached files).
@@ -130,7 +144,7 @@ function openSqlite(path: string): DatabaseHandle {
     statements = {
       insert: (row) => {
         insert ??= intake.prepare(
-          'insert into inbox (room_token, message_id, actor_id, route, kind, payload, received_at) values (@room_token, @message_id, @actor_id, @route, @kind, @payload, @received_at) on conflict (room_token, message_id, actor_id) do nothing',
+          'insert into inbox (room_token, message_id, actor_id, route, kind, payload, received_at) values (@room_token, @message_id, @actor_id, @route, @kind, @payload, @received_at) on conflict (room_token, message_id, actor_id, route) do nothing',
         );
         return insert.run(row).changes > 0;
       },

@@ -61,7 +61,7 @@ export class Inbox {
     this.#statements = statements ?? null;
   }
 
-  /** false when the same (room, message, actor) is already queued. */
+  /** false when the same delivery (room, message, actor, route) is already queued. */
   async add(e: NewInboxEvent): Promise<boolean> {
     const row = {
       room_token: e.roomToken,
@@ -77,7 +77,7 @@ export class Inbox {
     const result = await this.#intake
       .insertInto('inbox')
       .values(row)
-      .onConflict((oc) => oc.columns(['room_token', 'message_id', 'actor_id']).doNothing())
+      .onConflict((oc) => oc.columns(['room_token', 'message_id', 'actor_id', 'route']).doNothing())
       .executeTakeFirst();
     return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
   }

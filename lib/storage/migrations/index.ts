@@ -10,6 +10,7 @@ import * as m0009 from './0009-intake-inbox.ts';
 import * as m0010 from './0010-confirmation-secrets.ts';
 import * as m0011 from './0011-user-states.ts';
 import * as m0012 from './0012-wiki-roots.ts';
+import * as m0013 from './0013-inbox-route-key.ts';
 
 /** Ordered migrations; names sort in the order they must run. Append only. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0010-confirmation-secrets': m0010,
   '0011-user-states': m0011,
   '0012-wiki-roots': m0012,
+  '0013-inbox-route-key': m0013,
 };
