@@ -81,9 +81,12 @@ export interface ChatClientOptions {
   /**
    * Pause between two reads of a streamed answer, so tokens that arrive
    * meanwhile are read together (see chunkBatches). Talk replies are flushed
-   * per paragraph, so this delay is never visible. Default 100 ms; 0: none.
+   * per paragraph, so this delay is never visible. It applies only while more
+   * than `streamPacingAbove` streams run at once (default 32), so a quiet
+   * instance answers without it. Default 100 ms; 0: none.
    */
   streamReadPaceMs?: number;
+  streamPacingAbove?: number;
 }
 
 // ---- errors ---------------------------------------------------------------
@@ -340,6 +343,8 @@ export class ChatClient {
   readonly #logger: Logger | undefined;
   readonly #overrides: { chat?: number; stream?: number };
   readonly #paceMs: number;
+  readonly #pacingAbove: number;
+  #activeStreams = 0;
   readonly #clients = new Map<string, OpenAI>();
 
   constructor(options: ChatClientOptions) {
@@ -349,6 +354,7 @@ export class ChatClient {
     this.#logger = options.logger;
     this.#overrides = options.timeoutOverridesMs ?? {};
     this.#paceMs = options.streamReadPaceMs ?? 100;
+    this.#pacingAbove = options.streamPacingAbove ?? 32;
   }
 
   stream(req: ChatRequest, opts: StreamOptions = {}): AsyncIterable<StreamEvent> {
@@ -432,33 +438,39 @@ export class ChatClient {
       let finishReason: string | null = null;
       let finished = false;
       let usage: TokenUsage | null = null;
-      for await (const batch of chunkBatches(res, this.#paceMs)) {
-        for (const chunk of batch) {
-          // The consumer may abort while a batch is being handed out.
-          if (signal.aborted) throw signal.reason;
-          const u = usageOf(chunk.usage);
-          if (u) usage = u;
-          // The usage chunk comes with `choices: []`.
-          const choice = chunk.choices?.[0];
-          if (!choice) continue;
-          const delta = choice.delta ?? {};
-          if (typeof delta.content === 'string' && delta.content !== '') {
-            progress.yielded = true;
-            yield { type: 'text', delta: delta.content };
-          }
-          for (const call of delta.tool_calls ?? []) {
-            const event: StreamEvent = { type: 'tool_call', index: call.index ?? 0 };
-            if (call.id) event.id = call.id;
-            if (call.function?.name) event.name = call.function.name;
-            if (typeof call.function?.arguments === 'string' && call.function.arguments !== '') event.argumentsDelta = call.function.arguments;
-            progress.yielded = true;
-            yield event;
-          }
-          if (choice.finish_reason) {
-            finishReason = choice.finish_reason;
-            finished = true;
+      // Pacing applies only while many streams run at once (see streamReadPaceMs).
+      this.#activeStreams += 1;
+      try {
+        for await (const batch of chunkBatches(res, () => (this.#activeStreams > this.#pacingAbove ? this.#paceMs : 0))) {
+          for (const chunk of batch) {
+            // The consumer may abort while a batch is being handed out.
+            if (signal.aborted) throw signal.reason;
+            const u = usageOf(chunk.usage);
+            if (u) usage = u;
+            // The usage chunk comes with `choices: []`.
+            const choice = chunk.choices?.[0];
+            if (!choice) continue;
+            const delta = choice.delta ?? {};
+            if (typeof delta.content === 'string' && delta.content !== '') {
+              progress.yielded = true;
+              yield { type: 'text', delta: delta.content };
+            }
+            for (const call of delta.tool_calls ?? []) {
+              const event: StreamEvent = { type: 'tool_call', index: call.index ?? 0 };
+              if (call.id) event.id = call.id;
+              if (call.function?.name) event.name = call.function.name;
+              if (typeof call.function?.arguments === 'string' && call.function.arguments !== '') event.argumentsDelta = call.function.arguments;
+              progress.yielded = true;
+              yield event;
+            }
+            if (choice.finish_reason) {
+              finishReason = choice.finish_reason;
+              finished = true;
+            }
           }
         }
+      } finally {
+        this.#activeStreams -= 1;
       }
       if (signal.aborted) throw signal.reason;
       if (!finished) throw new LlmUnavailableError(model.ref, 'stream ended before the model finished');

@@ -54,12 +54,12 @@ export async function postChat(fetchImpl: typeof fetch, url: string, key: string
  * chunk; more when the process fell behind). Stops at `[DONE]`; throws
  * ProviderStreamError for an error event and SyntaxError for malformed JSON.
  * A server that ignored `stream: true` and answered JSON gets one synthetic chunk.
- * With `paceMs`, a read that returned data waits that long before the next:
+ * With `paceMs` (a number, or a function asked before every pause), a read that returned data waits that long before the next:
  * the body buffers meanwhile, so a fast stream costs one read (and one trip
  * through the consumers) per batch of tokens instead of per token. The first
  * token is never delayed.
  */
-export async function* chunkBatches(res: Response, paceMs = 0): AsyncGenerator<ChunkLike[]> {
+export async function* chunkBatches(res: Response, paceMs: number | (() => number) = 0): AsyncGenerator<ChunkLike[]> {
   if (res.body === null) return;
   if ((res.headers.get('content-type') ?? '').toLowerCase().includes('application/json')) {
     yield [asChunk(await res.json())];
@@ -85,7 +85,8 @@ export async function* chunkBatches(res: Response, paceMs = 0): AsyncGenerator<C
       }
       if (batch !== null) yield batch;
       if (done) return;
-      if (paceMs > 0 && !finished) await new Promise((resolve) => setTimeout(resolve, paceMs));
+      const pause = typeof paceMs === 'function' ? paceMs() : paceMs;
+      if (pause > 0 && !finished) await new Promise((resolve) => setTimeout(resolve, pause));
       if (finished) {
         // Read to the end so the connection can be reused; events after [DONE] are ignored.
         while (!(await reader.read()).done);
