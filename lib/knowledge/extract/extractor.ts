@@ -1,7 +1,9 @@
-// The main-thread side of extraction: a small pool of worker threads with a
-// heap limit and a deadline per task (S19). A worker that runs out of memory or
-// time is terminated and replaced; the caller gets an ExtractionError.
-import { Worker } from 'node:worker_threads';
+// The app side of extraction: a small pool of child processes (S19: untrusted
+// documents are parsed in a separate process) with a heap limit and a deadline
+// per task, besides the size, page and pixel limits of the parsers. A process that
+// runs out of memory or time is killed and replaced; the caller gets an ExtractionError.
+import { fork, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { detectFormat, isExtractable } from './detect.ts';
 import { DOCLING_FORMATS, type DoclingClient } from './docling.ts';
 import type { WorkerReply, WorkerRequest } from './extract-worker.ts';
@@ -9,7 +11,7 @@ import { DEFAULT_EXTRACT_LIMITS, ExtractionError, type ExtractedText, type Extra
 
 export interface ExtractorOptions {
   limits?: Partial<ExtractLimits>;
-  /** Worker threads; default 1 (extraction is CPU-bound and the machine may be small). */
+  /** Extraction processes; default 1 (extraction is CPU-bound and the machine may be small). */
   workers?: number;
   docling?: DoclingClient | null;
 }
@@ -23,11 +25,11 @@ interface Task {
 }
 
 interface Slot {
-  worker: Worker;
+  child: ChildProcess;
   busy: { id: number; task: Task; timer: NodeJS.Timeout } | null;
 }
 
-const WORKER_URL = new URL('./extract-worker.ts', import.meta.url);
+const WORKER_PATH = fileURLToPath(new URL('./extract-worker.ts', import.meta.url));
 
 export class Extractor {
   readonly limits: ExtractLimits;
@@ -89,7 +91,7 @@ export class Extractor {
           clearTimeout(s.busy.timer);
           s.busy.task.reject(new ExtractionError('broken', 'extraction stopped'));
         }
-        await s.worker.terminate();
+        s.child.kill('SIGKILL');
       }),
     );
   }
@@ -111,39 +113,43 @@ export class Extractor {
       const id = this.#nextId++;
       const timer = setTimeout(() => this.#fail(slot, new ExtractionError('timeout', `reading the file took longer than ${Math.round(this.limits.timeoutMs / 1000)} s`)), this.limits.timeoutMs);
       slot.busy = { id, task, timer };
-      slot.worker.ref();
-      slot.worker.postMessage({ ...task.request, id } as WorkerRequest);
+      slot.child.ref();
+      slot.child.channel?.ref();
+      slot.child.send({ ...task.request, id } as WorkerRequest);
     }
   }
 
   #spawn(): Slot {
-    const worker = new Worker(WORKER_URL, {
-      resourceLimits: {
-        maxOldGenerationSizeMb: this.limits.memoryMb,
-        maxYoungGenerationSizeMb: Math.max(16, Math.floor(this.limits.memoryMb / 8)),
-        stackSizeMb: 4,
-      },
-      // No secrets in the worker's environment (S1).
+    const child = fork(WORKER_PATH, [], {
+      execArgv: [`--max-old-space-size=${this.limits.memoryMb}`, `--max-semi-space-size=${Math.max(1, Math.floor(this.limits.memoryMb / 64))}`, '--stack-size=4000'],
+      // No secrets in the child's environment (S1).
       env: {},
+      // Uint8Arrays travel as they are.
+      serialization: 'advanced',
+      stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
     });
-    const slot: Slot = { worker, busy: null };
-    worker.unref();
-    worker.on('message', (reply: WorkerReply) => {
+    const slot: Slot = { child, busy: null };
+    const idle = () => {
+      child.unref();
+      child.channel?.unref();
+    };
+    idle();
+    child.on('message', (reply: WorkerReply) => {
       const busy = slot.busy;
       if (!busy || busy.id !== reply.id) return;
       clearTimeout(busy.timer);
       slot.busy = null;
-      worker.unref();
+      idle();
       if (reply.ok) busy.task.resolve(reply.result);
       else busy.task.reject(new ExtractionError(reply.kind, reply.message));
       this.#pump();
     });
-    worker.on('error', (err: Error & { code?: string }) => {
-      const kind = err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? 'memory' : 'broken';
-      this.#fail(slot, new ExtractionError(kind, kind === 'memory' ? `reading the file needed more than ${this.limits.memoryMb} MB of memory` : 'the file could not be read'));
-    });
-    worker.on('exit', () => {
-      if (this.#slots.includes(slot)) this.#fail(slot, new ExtractionError('broken', 'the file could not be read'));
+    child.on('error', () => this.#fail(slot, new ExtractionError('broken', 'the file could not be read')));
+    child.on('exit', (code, signal) => {
+      if (!this.#slots.includes(slot)) return;
+      // V8 aborts when the heap limit is reached.
+      const memory = signal === 'SIGABRT' || code === 134 || signal === 'SIGSEGV';
+      this.#fail(slot, new ExtractionError(memory ? 'memory' : 'broken', memory ? `reading the file needed more than ${this.limits.memoryMb} MB of memory` : 'the file could not be read'));
     });
     this.#slots.push(slot);
     return slot;
@@ -158,7 +164,7 @@ export class Extractor {
       clearTimeout(busy.timer);
       busy.task.reject(err);
     }
-    void slot.worker.terminate().catch(() => undefined);
+    slot.child.kill('SIGKILL');
     if (!this.#closed) this.#pump();
   }
 }
