@@ -39,7 +39,7 @@ test: deps
 	npm run build:frontend
 	@export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh)}"; \
 	npx tsc -p tsconfig.json --noEmit && \
-	node --test --test-concurrency=2 --test-timeout=180000 --test-force-exit --test-reporter=spec 'test/**/*.test.ts'
+	node --import ./test/helpers/exit-when-done.ts --test --test-concurrency=2 --test-timeout=180000 --test-reporter=spec 'test/**/*.test.ts'
 
 bench: deps
 	@export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh)}"; node bench/run.ts
