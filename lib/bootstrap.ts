@@ -513,6 +513,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     isAdmin: (u) => adminCheck.isAdmin(u),
     deleteBot: (id) => deletion.delete(id),
     clearTraces: (uid) => traces.clearForUser(uid),
+    forgetMemory: (who) => memory.forgetUser(who),
     onBotsChanged: settingsChangedHere,
     logger,
     now,

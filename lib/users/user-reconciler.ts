@@ -1,7 +1,7 @@
 // S21: deletion follows Nextcloud. Once a day the app compares the accounts it holds data for
 // with AppAPI's user list: data of deleted accounts is purged (so a re-created uid starts
 // empty), and bots of disabled or deleted owners stop answering.
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { isPublished } from '../bots/bot-access.ts';
 import type { BotStore } from '../bots/bot-store.ts';
 import type { Logger } from '../log/logger.ts';
@@ -36,6 +36,8 @@ export interface UserReconcilerDeps {
   isAdmin: (user: ActingUser) => Promise<boolean>;
   deleteBot: (botId: string) => Promise<unknown>;
   clearTraces: (uid: string) => Promise<unknown>;
+  /** Conversation memory of an author (`users/<uid>`, with the answers to them) or an invoker (`<uid>`). */
+  forgetMemory: (authorOrInvoker: string) => Promise<unknown>;
   /** Other per-user data (room documents a user posted, …). */
   purgers?: Array<(uid: string) => Promise<unknown>>;
   /** After bots were stopped or deleted: routing caches reload. */
@@ -126,7 +128,8 @@ export class UserReconciler {
     const lists = await Promise.all([
       db.selectFrom('bots').select('owner_uid as uid').distinct().execute(),
       db.selectFrom('user_states').select('uid').where('status', '!=', 'gone').execute(),
-      db.selectFrom('conversation_messages').select('author_uid as uid').distinct().where('author_uid', '!=', '').execute(),
+      // Talk authors are stored as actor ids: `users/<uid>` are Nextcloud accounts.
+      db.selectFrom('conversation_messages').select(sql<string>`substr(author_uid, 7)`.as('uid')).distinct().where('author_uid', 'like', 'users/%').execute(),
       db.selectFrom('conversation_messages').select('invoker_uid as uid').distinct().where('invoker_uid', '!=', '').execute(),
       db.selectFrom('trace_runs').select('uid').distinct().execute(),
       db.selectFrom('pending_confirmations').select('user_uid as uid').distinct().execute(),
@@ -167,8 +170,9 @@ export class UserReconciler {
         deleted.push(bot.id);
       }
     }
+    await d.forgetMemory(`users/${uid}`);
+    await d.forgetMemory(uid);
     await d.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('conversation_messages').where((eb) => eb.or([eb('author_uid', '=', uid), eb('invoker_uid', '=', uid)])).execute();
       await trx.deleteFrom('pending_confirmations').where('user_uid', '=', uid).execute();
       await trx.deleteFrom('request_queue').where('uid', '=', uid).execute();
       await trx.deleteFrom('rate_limit_counters').where('level', '=', 'user').where('subject', '=', uid).execute();

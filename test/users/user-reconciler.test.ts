@@ -37,6 +37,7 @@ for (const dialect of DIALECTS) {
         isAdmin: (u) => adminCheck.isAdmin(u),
         deleteBot: (id) => deletion.delete(id),
         clearTraces: (uid) => w.traces.clearForUser(uid),
+        forgetMemory: (who) => new ConversationMemory(db).forgetUser(who),
         onBotsChanged: async () => void (botsChanged += 1),
         logger,
       });
@@ -85,8 +86,12 @@ for (const dialect of DIALECTS) {
       await db.updateTable('bots').set({ owner_uid: 'leaver' }).where('id', '=', shared.id).execute();
       const other = await w.governance.create(w.user('student'), { displayName: 'Stays', mention: freshMention('stays') });
       const memory = new ConversationMemory(db);
-      await memory.append({ botId: other.id, roomToken: 'room1', threadId: null, invokerUid: null, role: 'user', authorUid: 'leaver', messageId: '1', content: 'leaver wrote this' });
-      await memory.append({ botId: other.id, roomToken: 'room1', threadId: null, invokerUid: null, role: 'user', authorUid: 'student', messageId: '2', content: 'student wrote this' });
+      // As the turn runner stores them: Talk actor ids for authors, the bot for its answers.
+      await memory.append({ botId: other.id, roomToken: 'room1', threadId: null, invokerUid: null, role: 'user', authorUid: 'users/leaver', messageId: '1', content: 'leaver wrote this' });
+      await memory.append({ botId: other.id, roomToken: 'room1', threadId: null, invokerUid: null, role: 'assistant', authorUid: `bots/${other.mention}`, messageId: '1', content: 'answer to the leaver' });
+      await memory.append({ botId: other.id, roomToken: 'room1', threadId: null, invokerUid: null, role: 'user', authorUid: 'users/student', messageId: '2', content: 'student wrote this' });
+      await memory.append({ botId: other.id, roomToken: 'room1', threadId: null, invokerUid: null, role: 'assistant', authorUid: `bots/${other.mention}`, messageId: '2', content: 'answer to the student' });
+      await memory.append({ botId: other.id, roomToken: 'room2', threadId: null, invokerUid: 'leaver', role: 'user', authorUid: 'users/student', messageId: '3', content: 'kept for the leaver as invoker' });
       await w.traces.startRun({ uid: 'leaver', botId: other.id, botMention: other.mention, roomToken: 'room1', messageId: '1', source: 'talk', userText: 'hi' });
       await w.queue.enqueue({ botId: other.id, roomToken: 'room1', route: 'talk_bot', inboxPayload: { x: 1 }, uid: 'leaver', replyTo: '1' });
 
@@ -101,7 +106,7 @@ for (const dialect of DIALECTS) {
       assert.equal(botsChanged, changes + 1);
       assert.equal(await db.selectFrom('bots').select('id').where('id', '=', personal.id).executeTakeFirst(), undefined);
       const contents = (await db.selectFrom('conversation_messages').select('content').where('bot_id', '=', other.id).execute()).map((x) => x.content);
-      assert.deepEqual(contents, ['student wrote this']);
+      assert.deepEqual(contents.sort(), ['answer to the student', 'student wrote this'], 'their messages, the answers to them and their invoker memory are gone; bots are not accounts');
       assert.equal((await db.selectFrom('trace_runs').select('id').where('uid', '=', 'leaver').execute()).length, 0);
       assert.equal((await db.selectFrom('request_queue').select('id').where('uid', '=', 'leaver').execute()).length, 0);
       assert.deepEqual(await canUse(shared.id, 'student'), { allowed: false, reason: 'inactive' });
