@@ -1,6 +1,7 @@
 // Shared set-up for the first-party tool tests: the fake Nextcloud with alice's and bob's
 // files and calendars, a client, and a provider whose confirmations are recorded.
-import type { ProposedAction, RequestedConfirmation } from '../../lib/confirmations/confirmation-service.ts';
+import assert from 'node:assert/strict';
+import type { ProposedAction, RequestedConfirmation, StoredAction } from '../../lib/confirmations/confirmation-service.ts';
 import { NextcloudClient } from '../../lib/nextcloud/client.ts';
 import { issueFromConfirmedTalkAuthor } from '../../lib/nextcloud/identity.ts';
 import { CapabilityProbe } from '../../lib/tools/first-party-capabilities.ts';
@@ -27,6 +28,27 @@ export class RecordingConfirmations implements ConfirmationRequester {
     const id = `req-${++this.#n}`;
     this.requests.push({ ctx, action, id });
     return { id, code: '4821', expiresAt: NOW + 600_000, text: `confirm ${action.description}`, notification: null, superseded: [] };
+  }
+
+  /** A recorded request as the confirmation service hands it to the executor (secrets unsealed). */
+  stored(index = -1): StoredAction {
+    const r = this.requests.at(index);
+    assert.ok(r, 'a confirmation was requested');
+    return {
+      id: r.id,
+      userUid: r.ctx.user?.uid ?? '',
+      botId: r.ctx.botId,
+      roomToken: r.ctx.roomToken ?? '',
+      providerId: r.action.providerId,
+      tool: r.action.tool,
+      args: structuredClone(r.action.args),
+      binding: structuredClone(r.action.binding),
+      ...(r.action.secrets ? { secrets: structuredClone(r.action.secrets) } : {}),
+      description: r.action.description,
+      hash: '',
+      createdAt: NOW,
+      expiresAt: NOW + 600_000,
+    };
   }
 
   async deliver(): Promise<{ posted: boolean; notified: boolean }> {

@@ -2,7 +2,6 @@
 // AppAPI-speaking proxy: the same Custom-auth path as production, and a real identity check.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import type { StoredAction } from '../../../lib/confirmations/confirmation-service.ts';
 import { NextcloudClient } from '../../../lib/nextcloud/client.ts';
 import { NextcloudConflictError } from '../../../lib/nextcloud/errors.ts';
 import { issueFromConfirmedTalkAuthor } from '../../../lib/nextcloud/identity.ts';
@@ -46,24 +45,7 @@ async function mkcalendar(uid: string, uri: string, name: string): Promise<void>
   assert.equal(res.status, 201, `MKCALENDAR ${uid}/${uri}`);
 }
 
-function stored(): StoredAction {
-  const r = confirmations.requests.at(-1);
-  assert.ok(r);
-  return {
-    id: r.id,
-    userUid: 'alice',
-    botId: 'bot-1',
-    roomToken: 'room-r',
-    providerId: r.action.providerId,
-    tool: r.action.tool,
-    args: structuredClone(r.action.args),
-    binding: structuredClone(r.action.binding),
-    description: r.action.description,
-    hash: '',
-    createdAt: NOW,
-    expiresAt: NOW + 600_000,
-  };
-}
+const stored = () => confirmations.stored();
 
 function assertAllAs(uid: string): void {
   const calls = proxy.calls.slice(mark);

@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import type { StoredAction } from '../../../lib/confirmations/confirmation-service.ts';
 import { issueFromConfirmedTalkAuthor } from '../../../lib/nextcloud/identity.ts';
 import { readNc29Exchange } from '../../fakes/nextcloud/fixtures.ts';
 import { json, NOW, startToolWorld, text, type ToolWorld } from '../first-party-fixture.ts';
@@ -9,24 +8,7 @@ let w: ToolWorld;
 let mark = 0;
 const CAL = 'educai-1796010206204';
 
-function stored(): StoredAction {
-  const r = w.confirmations.requests.at(-1);
-  assert.ok(r);
-  return {
-    id: r.id,
-    userUid: 'alice',
-    botId: r.ctx.botId,
-    roomToken: r.ctx.roomToken ?? '',
-    providerId: r.action.providerId,
-    tool: r.action.tool,
-    args: structuredClone(r.action.args),
-    binding: structuredClone(r.action.binding),
-    description: r.action.description,
-    hash: '',
-    createdAt: NOW,
-    expiresAt: NOW + 600_000,
-  };
-}
+const stored = () => w.confirmations.stored();
 
 const confirm = () => w.provider.executeConfirmed(stored(), issueFromConfirmedTalkAuthor('alice'));
 

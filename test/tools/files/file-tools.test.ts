@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import type { StoredAction } from '../../../lib/confirmations/confirmation-service.ts';
 import { issueFromConfirmedTalkAuthor } from '../../../lib/nextcloud/identity.ts';
 import { readNc29Exchange } from '../../fakes/nextcloud/fixtures.ts';
 import { json, NOW, seedFiles, startToolWorld, text, type ToolWorld } from '../first-party-fixture.ts';
@@ -8,24 +7,7 @@ import { json, NOW, seedFiles, startToolWorld, text, type ToolWorld } from '../f
 let w: ToolWorld;
 let mark = 0;
 
-function stored(index = -1): StoredAction {
-  const r = w.confirmations.requests.at(index);
-  assert.ok(r, 'a confirmation was requested');
-  return {
-    id: r.id,
-    userUid: 'alice',
-    botId: r.ctx.botId,
-    roomToken: r.ctx.roomToken ?? '',
-    providerId: r.action.providerId,
-    tool: r.action.tool,
-    args: JSON.parse(JSON.stringify(r.action.args)) as Record<string, unknown>,
-    binding: JSON.parse(JSON.stringify(r.action.binding)) as Record<string, unknown>,
-    description: r.action.description,
-    hash: '',
-    createdAt: NOW,
-    expiresAt: NOW + 600_000,
-  };
-}
+const stored = (index = -1) => w.confirmations.stored(index);
 
 function confirm(index = -1) {
   return w.provider.executeConfirmed(stored(index), issueFromConfirmedTalkAuthor('alice'));

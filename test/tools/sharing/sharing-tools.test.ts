@@ -1,6 +1,5 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import type { StoredAction } from '../../../lib/confirmations/confirmation-service.ts';
 import { issueFromConfirmedTalkAuthor } from '../../../lib/nextcloud/identity.ts';
 import { SharesApi } from '../../../lib/tools/sharing/shares-api.ts';
 import { readNc29Exchange } from '../../fakes/nextcloud/fixtures.ts';
@@ -9,26 +8,7 @@ import { json, NOW, seedFiles, startToolWorld, text, type ToolWorld } from '../f
 let w: ToolWorld;
 let mark = 0;
 
-function stored(): StoredAction {
-  const r = w.confirmations.requests.at(-1);
-  assert.ok(r);
-  return {
-    id: r.id,
-    userUid: 'alice',
-    botId: r.ctx.botId,
-    roomToken: r.ctx.roomToken ?? '',
-    providerId: r.action.providerId,
-    tool: r.action.tool,
-    args: structuredClone(r.action.args),
-    binding: structuredClone(r.action.binding),
-    // As the confirmation service unseals them for the executor.
-    ...(r.action.secrets ? { secrets: structuredClone(r.action.secrets) } : {}),
-    description: r.action.description,
-    hash: '',
-    createdAt: NOW,
-    expiresAt: NOW + 600_000,
-  };
-}
+const stored = () => w.confirmations.stored();
 
 const confirm = () => w.provider.executeConfirmed(stored(), issueFromConfirmedTalkAuthor('alice'));
 
