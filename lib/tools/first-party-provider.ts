@@ -10,6 +10,7 @@ import { CALENDAR_TOOLS } from './calendar/calendar-tools.ts';
 import { FILE_TOOLS } from './files/file-tools.ts';
 import { CapabilityProbe, type Capabilities } from './first-party-capabilities.ts';
 import { isToolResult, type FirstPartyTool, type ToolEnv } from './first-party-tool.ts';
+import { ResourceScope } from './resource-scope.ts';
 import { SHARING_TOOLS } from './sharing/sharing-tools.ts';
 import {
   errorResult,
@@ -185,7 +186,7 @@ export class FirstPartyToolProvider implements ToolProvider, ConfirmationExecuto
 
   async #env(user: ActingUser): Promise<ToolEnv> {
     const capabilities: Capabilities = await this.#capabilities.forUser(user);
-    return { user, session: this.#nextcloud.as(user), capabilities, now: this.#now };
+    return { user, session: this.#nextcloud.as(user), capabilities, now: this.#now, scope: ResourceScope.unrestricted };
   }
 }
 

@@ -7,6 +7,7 @@ import { NextcloudError } from '../nextcloud/errors.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
 import type { Capabilities } from './first-party-capabilities.ts';
 import { InvalidArgumentError } from './files/user-paths.ts';
+import type { ResourceScope } from './resource-scope.ts';
 import { errorResult, type ToolDefinition, type ToolResult } from './tool-provider.ts';
 
 export interface ToolEnv {
@@ -14,6 +15,8 @@ export interface ToolEnv {
   readonly session: NextcloudSession;
   readonly capabilities: Capabilities;
   readonly now: () => number;
+  /** What this assignment may touch (folders, calendars, boards, collectives); check every resolved object against it. */
+  readonly scope: ResourceScope;
 }
 
 export interface PreparedAction {
@@ -29,7 +32,7 @@ export interface PreparedAction {
   secrets?: Record<string, string>;
 }
 
-export type ToolFamily = 'files' | 'sharing' | 'calendar';
+export type ToolFamily = 'files' | 'sharing' | 'calendar' | 'deck' | 'collectives';
 
 export interface FirstPartyTool {
   definition: ToolDefinition;
