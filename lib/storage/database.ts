@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
 import { CurrentSchemaPostgresDialect } from './scoped-introspector.ts';
+import { withStatementCache } from './statement-cache.ts';
 import pg from 'pg';
 import type { Database } from './schema.ts';
 
@@ -131,12 +132,12 @@ function openSqlite(path: string): DatabaseHandle {
     // One connection sees one in-memory database: the intake is an attached in-memory schema on it.
     sqlite.exec("attach database ':memory:' as intake");
     for (const ddl of INTAKE_SCHEMA) sqlite.exec(ddl.replace('create table if not exists inbox', 'create table if not exists intake.inbox').replace('inbox_room on inbox', 'intake.inbox_room on inbox'));
-    intakeDb = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    intakeDb = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
     closeIntake = async () => undefined;
   } else {
     const intake = openIntake(intakePath, path);
     sqlite.prepare('attach database ? as intake').run(intakePath);
-    const k = new Kysely<Database>({ dialect: new SqliteDialect({ database: intake }) });
+    const k = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(intake) }) });
     intakeDb = k;
     // Prepared on first use: handled_messages exists only once the main file is migrated.
     let insert: BetterSqlite3.Statement | null = null;
@@ -155,7 +156,7 @@ function openSqlite(path: string): DatabaseHandle {
     };
     closeIntake = () => k.destroy();
   }
-  const db = path === ':memory:' ? intakeDb : new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = path === ':memory:' ? intakeDb : new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return {
     db,
     intake: intakeDb,
