@@ -48,6 +48,8 @@ export class Inbox {
   readonly #now: () => number;
   readonly #statements: IntakeStatements | null;
   #pruneTimer: NodeJS.Timeout | null = null;
+  /** The worker's view of unfinished rows (claim side only). */
+  readonly #queue = new WaitingRows();
 
   /**
    * `intake` is the HTTP thread's own handle for the inbox table
@@ -91,37 +93,26 @@ export class Inbox {
   /**
    * Claims the oldest waiting event of up to `limit` rooms that have nothing
    * unfinished before it, so that a room's events run one after another.
+   *
+   * The worker is the only consumer, so it keeps the unfinished rows in memory
+   * and reads only rows newer than the last one it saw; querying every waiting
+   * row on each claim cost more than the rest of a turn's bookkeeping. A full
+   * read of the table runs at start, then every few seconds: it catches rows
+   * that became visible late (a PostgreSQL insert committed after a later one)
+   * and another instance's progress.
    */
   async claim(limit: number, excludeRooms: ReadonlySet<string>): Promise<InboxEvent[]> {
     if (limit <= 0) return [];
     const now = this.#now();
-    const candidates = await this.#db
-      .selectFrom('inbox as i')
-      .leftJoin('inbox_progress as p', 'p.inbox_id', 'i.id')
-      .select(['i.id', 'i.room_token', 'i.message_id', 'i.actor_id', 'i.route', 'i.kind', 'i.payload', 'i.received_at', 'p.attempts'])
-      .where((eb) => eb.or([eb('p.inbox_id', 'is', null), eb.and([eb('p.status', '=', 'pending'), eb('p.not_before', '<=', now)])]))
-      .where(({ not, exists, selectFrom }) =>
-        not(
-          exists(
-            selectFrom('inbox as o')
-              .leftJoin('inbox_progress as q', 'q.inbox_id', 'o.id')
-              .select(sql<number>`1`.as('one'))
-              .whereRef('o.room_token', '=', 'i.room_token')
-              .whereRef('o.id', '<', 'i.id')
-              .where((eb) => eb.or([eb('q.inbox_id', 'is', null), eb('q.status', '<>', 'done')])),
-          ),
-        ),
-      )
-      .orderBy('i.id')
-      .limit(limit * 4)
-      .execute();
+    if (this.#queue.syncedAt === null || now - this.#queue.syncedAt >= FULL_SYNC_MS || now < this.#queue.syncedAt) await this.#fullSync(now);
+    else await this.#readNew();
     const claimed: InboxEvent[] = [];
-    for (const row of candidates) {
+    for (const row of this.#queue.ready(now, excludeRooms)) {
       if (claimed.length >= limit) break;
-      if (excludeRooms.has(row.room_token) || claimed.some((c) => c.roomToken === row.room_token)) continue;
+      this.#queue.touch();
       const updated = await this.#db
         .insertInto('inbox_progress')
-        .values({ inbox_id: row.id, room_token: row.room_token, status: 'processing', attempts: 1, not_before: 0, started_at: now, finished_at: null })
+        .values({ inbox_id: row.id, room_token: row.roomToken, status: 'processing', attempts: 1, not_before: 0, started_at: now, finished_at: null })
         .onConflict((oc) =>
           oc
             .column('inbox_id')
@@ -129,20 +120,59 @@ export class Inbox {
             .where('inbox_progress.status', '=', 'pending'),
         )
         .executeTakeFirst();
-      if (Number(updated.numInsertedOrUpdatedRows ?? 0n) !== 1) continue;
+      if (Number(updated.numInsertedOrUpdatedRows ?? 0n) !== 1) {
+        // Finished or running elsewhere: the next full read shows which.
+        this.#queue.drop(row.id);
+        continue;
+      }
+      row.claimed = true;
+      row.attempts += 1;
       claimed.push({
         id: row.id,
-        roomToken: row.room_token,
-        messageId: row.message_id,
-        actorId: row.actor_id,
+        roomToken: row.roomToken,
+        messageId: row.messageId,
+        actorId: row.actorId,
         route: row.route,
         kind: row.kind,
         payload: JSON.parse(row.payload) as DeliveredEvent,
-        attempts: (row.attempts ?? 0) + 1,
-        receivedAt: row.received_at,
+        attempts: row.attempts,
+        receivedAt: row.receivedAt,
       });
     }
     return claimed;
+  }
+
+  /** Rows the intake inserted since the last read (new rows have no progress yet). */
+  async #readNew(): Promise<void> {
+    for (;;) {
+      const rows = await this.#db
+        .selectFrom('inbox')
+        .select(['id', 'room_token', 'message_id', 'actor_id', 'route', 'kind', 'payload', 'received_at'])
+        .where('id', '>', this.#queue.cursor)
+        .orderBy('id')
+        .limit(READ_BATCH)
+        .execute();
+      for (const r of rows) this.#queue.add(queued(r, null));
+      if (rows.length < READ_BATCH) return;
+    }
+  }
+
+  async #fullSync(now: number): Promise<void> {
+    const generation = this.#queue.generation;
+    const rows = await this.#db
+      .selectFrom('inbox as i')
+      .leftJoin('inbox_progress as p', 'p.inbox_id', 'i.id')
+      .select(['i.id', 'i.room_token', 'i.message_id', 'i.actor_id', 'i.route', 'i.kind', 'i.payload', 'i.received_at', 'p.status', 'p.attempts', 'p.not_before'])
+      .orderBy('i.id')
+      .execute();
+    // A claim, completion or retry while the read ran would be undone by it: keep the newer state.
+    if (generation !== this.#queue.generation) return this.#readNew();
+    this.#queue.reset(now);
+    for (const r of rows) {
+      this.#queue.cursor = Math.max(this.#queue.cursor, r.id);
+      if (r.status === 'done') continue;
+      this.#queue.add(queued(r, r.status === null ? null : { status: r.status, attempts: r.attempts ?? 0, notBefore: r.not_before ?? 0 }));
+    }
   }
 
   /**
@@ -164,19 +194,25 @@ export class Inbox {
   /** The row is finished; the intake deletes it from `inbox` at its next prune. */
   async complete(id: number): Promise<void> {
     const now = this.#now();
+    this.#queue.touch();
     await this.#db.transaction().execute(async (trx) => {
       await trx.deleteFrom('reply_chunks').where('inbox_id', '=', id).execute();
       await trx.updateTable('inbox_progress').set({ status: 'done', finished_at: now }).where('inbox_id', '=', id).execute();
     });
+    this.#queue.drop(id);
   }
 
   async retryLater(id: number, delayMs: number): Promise<void> {
-    await this.#db.updateTable('inbox_progress').set({ status: 'pending', not_before: this.#now() + delayMs }).where('inbox_id', '=', id).execute();
+    const notBefore = this.#now() + delayMs;
+    this.#queue.touch();
+    await this.#db.updateTable('inbox_progress').set({ status: 'pending', not_before: notBefore }).where('inbox_id', '=', id).execute();
+    this.#queue.release(id, notBefore);
   }
 
   /** After a crash or restart: events that were in progress become pending again and resume. */
   async releaseInterrupted(): Promise<number> {
     const r = await this.#db.updateTable('inbox_progress').set({ status: 'pending' }).where('status', '=', 'processing').executeTakeFirst();
+    this.#queue.syncedAt = null;
     return Number(r.numUpdatedRows);
   }
 
@@ -242,5 +278,105 @@ export class Inbox {
   stop(): void {
     if (this.#pruneTimer) clearTimeout(this.#pruneTimer);
     this.#pruneTimer = null;
+  }
+}
+
+/** How often the worker re-reads every unfinished row instead of only the new ones. */
+const FULL_SYNC_MS = 5_000;
+const READ_BATCH = 1_000;
+
+interface QueuedRow {
+  id: number;
+  roomToken: string;
+  messageId: string;
+  actorId: string;
+  route: string;
+  kind: string;
+  payload: string;
+  receivedAt: number;
+  attempts: number;
+  notBefore: number;
+  /** Running now (here or, after a full read, elsewhere). */
+  claimed: boolean;
+}
+
+function queued(
+  r: { id: number; room_token: string; message_id: string; actor_id: string; route: string; kind: string; payload: string; received_at: number },
+  progress: { status: string; attempts: number; notBefore: number } | null,
+): QueuedRow {
+  return {
+    id: r.id,
+    roomToken: r.room_token,
+    messageId: r.message_id,
+    actorId: r.actor_id,
+    route: r.route,
+    kind: r.kind,
+    payload: r.payload,
+    receivedAt: r.received_at,
+    attempts: progress?.attempts ?? 0,
+    notBefore: progress?.status === 'pending' ? progress.notBefore : 0,
+    claimed: progress !== null && progress.status !== 'pending',
+  };
+}
+
+/** Unfinished rows per room in id order; only a room's first row may run. */
+class WaitingRows {
+  cursor = 0;
+  syncedAt: number | null = null;
+  /** Changes whenever claim state changes, so a full read that overlapped one is not applied. */
+  generation = 0;
+  readonly #rooms = new Map<string, QueuedRow[]>();
+  readonly #roomOf = new Map<number, string>();
+
+  touch(): void {
+    this.generation++;
+  }
+
+  reset(now: number): void {
+    this.#rooms.clear();
+    this.#roomOf.clear();
+    this.syncedAt = now;
+  }
+
+  add(row: QueuedRow): void {
+    this.cursor = Math.max(this.cursor, row.id);
+    if (this.#roomOf.has(row.id)) return;
+    const list = this.#rooms.get(row.roomToken);
+    if (list === undefined) this.#rooms.set(row.roomToken, [row]);
+    else {
+      let i = list.length;
+      while (i > 0 && list[i - 1]!.id > row.id) i--;
+      list.splice(i, 0, row);
+    }
+    this.#roomOf.set(row.id, row.roomToken);
+  }
+
+  drop(id: number): void {
+    const room = this.#roomOf.get(id);
+    if (room === undefined) return;
+    this.#roomOf.delete(id);
+    const list = this.#rooms.get(room)!;
+    const i = list.findIndex((r) => r.id === id);
+    if (i >= 0) list.splice(i, 1);
+    if (list.length === 0) this.#rooms.delete(room);
+  }
+
+  release(id: number, notBefore: number): void {
+    const room = this.#roomOf.get(id);
+    const row = room === undefined ? undefined : this.#rooms.get(room)?.find((r) => r.id === id);
+    if (row === undefined) return;
+    row.claimed = false;
+    row.notBefore = notBefore;
+  }
+
+  /** First rows of rooms that may run now, oldest first. */
+  ready(now: number, excludeRooms: ReadonlySet<string>): QueuedRow[] {
+    const heads: QueuedRow[] = [];
+    for (const [room, list] of this.#rooms) {
+      const head = list[0]!;
+      if (head.claimed || head.notBefore > now || excludeRooms.has(room)) continue;
+      heads.push(head);
+    }
+    return heads.sort((a, b) => a.id - b.id);
   }
 }

@@ -42,6 +42,53 @@ for (const dialect of DIALECTS) {
       inbox.stop();
     });
 
+    it('reads only new rows between full reads, which catch rows that became visible late', async () => {
+      let clock = 2_000_000;
+      const tdb = await createTestDatabase(dialect);
+      opened.push(tdb);
+      const inbox = inboxOf(tdb, () => clock);
+      await inbox.add(event('r1', '1'));
+      await inbox.add(event('r2', '1'));
+      const first = await inbox.claim(8, new Set());
+      assert.deepEqual(first.map((e) => e.roomToken), ['r1', 'r2']);
+      // A row with a lower id than those already read, as when a PostgreSQL insert commits after a later one.
+      const low = Math.min(...first.map((e) => e.id)) - 1;
+      await (tdb.intake ?? tdb.db)
+        .insertInto('inbox')
+        .values({ id: low, room_token: 'r3', message_id: '1', actor_id: 'users/alice', route: 'talk_bot', kind: 'message', payload: JSON.stringify(event('r3', '1').payload), received_at: clock })
+        .execute();
+      await inbox.add(event('r4', '1'));
+      assert.deepEqual((await inbox.claim(8, new Set())).map((e) => e.roomToken), ['r4'], 'between full reads only newer rows are read');
+      clock += 5_000;
+      assert.deepEqual((await inbox.claim(8, new Set())).map((e) => e.roomToken), ['r3'], 'the next full read finds the late row');
+      // Rooms stay in order: r1's second message waits for its first.
+      await inbox.add(event('r1', '2'));
+      assert.deepEqual(await inbox.claim(8, new Set()), []);
+      await inbox.complete(first[0]!.id);
+      assert.deepEqual((await inbox.claim(8, new Set())).map((e) => [e.roomToken, e.messageId]), [['r1', '2']]);
+      inbox.stop();
+    });
+
+    it('leaves a row that another worker claimed, and sees it again once it is released', async () => {
+      let clock = 3_000_000;
+      const tdb = await createTestDatabase(dialect);
+      opened.push(tdb);
+      const mine = inboxOf(tdb, () => clock);
+      const other = inboxOf(tdb, () => clock);
+      await mine.add(event('r1', '1'));
+      assert.equal((await mine.claim(1, new Set(['r1']))).length, 0, 'an excluded room is not claimed');
+      const [theirs] = await other.claim(1, new Set());
+      assert.ok(theirs);
+      assert.deepEqual(await mine.claim(1, new Set()), [], 'claimed elsewhere: not run twice');
+      await other.retryLater(theirs.id, 0);
+      clock += 5_000;
+      const [again] = await mine.claim(1, new Set());
+      assert.equal(again?.id, theirs.id);
+      assert.equal(again?.attempts, 2);
+      mine.stop();
+      other.stop();
+    });
+
     it('retries later, resumes after a restart, and prunes finished rows on both sides', async () => {
       let clock = 1_000_000;
       const tdb = await createTestDatabase(dialect);
