@@ -11,6 +11,9 @@
  *   are read from the ExApp's own /api/v1/admin/runtime.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Agent, request } from 'node:http';
 import { BotStore } from '../lib/bots/bot-store.ts';
 import { openDatabase } from '../lib/storage/database.ts';
@@ -127,36 +130,36 @@ function handledCount(dataDir: string): Promise<number> {
     .finally(() => handle.close());
 }
 
+/** Runs bench/webhook-load.ts in its own process and returns what it measured. */
+async function runLoadGenerator(plan: { url: string; headers: Record<string, string>; rate: number; bodies: string[] }): Promise<{ latencies: number[]; statuses: string[] }> {
+  const dir = mkdtempSync(join(tmpdir(), 'educai-load-'));
+  try {
+    const file = join(dir, 'plan.json');
+    writeFileSync(file, JSON.stringify(plan));
+    const child = spawn(process.execPath, [new URL('./webhook-load.ts', import.meta.url).pathname, file], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => (out += String(d)));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    if (code !== 0) throw new Error(`the load generator exited with ${code}`);
+    return JSON.parse(out) as { latencies: number[]; statuses: string[] };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function ackBenchmark(): Promise<void> {
   const llm = await FakeOpenAI.start({ models: ['fake-model'], apiKey: LLM_KEY, responder: () => ({ text: ['Fine.'] }) });
   llm.recordRequests = false;
   const s = await setup(50, llm.url, 32);
   try {
-    const agent = new Agent({ keepAlive: true, maxSockets: 64 });
     const total = ACK_SECONDS * ACK_RATE;
     const bodies = Array.from({ length: total }, (_, i) => s.nc.webhookBodyFor(s.nc.postMessage(s.rooms[i % s.rooms.length]!, { actorType: 'users', actorId: i % 2 ? 'bob' : 'alice' }, process.env.BENCH_ACK_IGNORED ? `just chatting ${i}` : `@tutor question ${i}`)));
-    const latencies: number[] = [];
-    const sent: number[] = new Array<number>(total).fill(-1);
-    let accepted = 0;
-    let lost = 0;
-    const started = performance.now();
-    const inflight: Promise<void>[] = [];
-    for (let i = 0; i < total; i++) {
-      const wait = started + (i * 1000) / ACK_RATE - performance.now();
-      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-      const t0 = performance.now();
-      inflight.push(
-        post(agent, `${s.app.url}/talk_bot`, appHeaders(''), bodies[i]!)
-          .then((r) => {
-            latencies.push(performance.now() - t0);
-            sent[i] = performance.now() - t0;
-            if (r.status === 200 && r.body.includes(process.env.BENCH_ACK_IGNORED ? 'ignored' : 'accepted')) accepted++;
-            else lost++;
-          })
-          .catch(() => void lost++),
-      );
-    }
-    await Promise.all(inflight);
+    const expected = process.env.BENCH_ACK_IGNORED ? 'ignored' : 'accepted';
+    const result = await runLoadGenerator({ url: `${s.app.url}/talk_bot`, headers: appHeaders(''), rate: ACK_RATE, bodies });
+    const sent = result.latencies;
+    const latencies = sent.filter((v) => v >= 0);
+    const accepted = result.statuses.filter((st) => st === expected).length;
+    const lost = total - accepted;
     if (process.env.BENCH_ACK_TRACE) {
       // Diagnostics: the ack latency second by second (p50 / max), to tell a start-up stall from steady state.
       for (let sec = 0; sec < ACK_SECONDS; sec++) {
@@ -175,7 +178,6 @@ async function ackBenchmark(): Promise<void> {
     }
     const handled = process.env.BENCH_ACK_IGNORED ? accepted : await handledCount(s.dataDir);
     report('webhook_lost', lost + Math.max(0, accepted - handled), 'count');
-    agent.destroy();
   } finally {
     await s.close();
     await llm.close();
