@@ -83,10 +83,18 @@ export interface ChatClientOptions {
    * meanwhile are read together (see chunkBatches). Talk replies are flushed
    * per paragraph, so this delay is never visible. It applies only while more
    * than `streamPacingAbove` streams run at once (default 32), so a quiet
-   * instance answers without it. Default 100 ms; 0: none.
+   * instance answers without it, and grows with the number of streams (one
+   * step per 250 streams, at most 4 steps), so the reads per second stay
+   * about level under load. Default 100 ms; 0: none.
    */
   streamReadPaceMs?: number;
   streamPacingAbove?: number;
+}
+
+/** The pause between two reads of one stream while `active` streams run (see streamReadPaceMs). */
+export function streamPause(active: number, pacingAbove: number, paceMs: number): number {
+  if (active <= pacingAbove || paceMs <= 0) return 0;
+  return paceMs * Math.min(4, Math.ceil(active / 250));
 }
 
 // ---- errors ---------------------------------------------------------------
@@ -441,7 +449,7 @@ export class ChatClient {
       // Pacing applies only while many streams run at once (see streamReadPaceMs).
       this.#activeStreams += 1;
       try {
-        for await (const batch of chunkBatches(res, () => (this.#activeStreams > this.#pacingAbove ? this.#paceMs : 0))) {
+        for await (const batch of chunkBatches(res, () => streamPause(this.#activeStreams, this.#pacingAbove, this.#paceMs))) {
           for (const chunk of batch) {
             // The consumer may abort while a batch is being handed out.
             if (signal.aborted) throw signal.reason;

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { ChatClient, LlmUnavailableError, type StreamEvent } from '../../lib/llm/chat-client.ts';
+import { ChatClient, LlmUnavailableError, streamPause, type StreamEvent } from '../../lib/llm/chat-client.ts';
 import { chunkBatches, postChat, ProviderHttpError, ProviderStreamError, type ChunkLike } from '../../lib/llm/chat-stream.ts';
 import { LlmSettingsService } from '../../lib/llm/llm-settings.ts';
 import { ModelCatalog } from '../../lib/llm/model-catalog.ts';
@@ -210,3 +210,47 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('read pacing under load', () => {
+  it('reads without pauses while few streams run, then pauses longer as streams grow', () => {
+    assert.equal(streamPause(1, 32, 100), 0);
+    assert.equal(streamPause(32, 32, 100), 0);
+    assert.equal(streamPause(33, 32, 100), 100);
+    assert.equal(streamPause(250, 32, 100), 100);
+    assert.equal(streamPause(251, 32, 100), 200);
+    assert.equal(streamPause(1000, 32, 100), 400);
+    assert.equal(streamPause(5000, 32, 100), 400, 'at most four steps');
+    assert.equal(streamPause(1000, 32, 0), 0, 'pacing switched off');
+  });
+
+  it('hands tokens that arrived during a pause over in fewer reads', async () => {
+    // A real socket: bytes that arrive while the reader pauses are read together.
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      let n = 0;
+      const timer = setInterval(() => {
+        n++;
+        res.write(`data: {"choices":[{"delta":{"content":"t${n}"}}]}\n\n`);
+        if (n === 10) {
+          clearInterval(timer);
+          res.end('data: [DONE]\n\n');
+        }
+      }, 5);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+      const read = async (pace: number): Promise<number[]> => {
+        const sizes: number[] = [];
+        for await (const batch of chunkBatches(await fetch(url), () => pace)) sizes.push(batch.length);
+        return sizes;
+      };
+      const paced = await read(200);
+      assert.equal(paced.reduce((a, b) => a + b, 0), 10, 'no token is lost');
+      assert.equal(paced[0], 1, 'the first token is never delayed');
+      assert.ok(paced.length <= 4, `tokens were read in batches (${paced.join(', ')})`);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+});
