@@ -67,6 +67,7 @@ import { exemptSelfConfirming, type SelfConfirmingProvider } from './agent/confi
 import { isTurnTainted } from './agent/turn-taints.ts';
 import { DEFAULT_AFFIRMATIVES, DEFAULT_NEGATIVES, parseConfirmationReply } from './router/confirmation-reply.ts';
 import { Router } from 'express';
+import { Checkpointer } from './storage/checkpointer.ts';
 import { openDatabase, type DatabaseHandle } from './storage/database.ts';
 import { migrateToLatest } from './storage/migrate.ts';
 import { SettingsStore } from './storage/settings-store.ts';
@@ -495,6 +496,8 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   });
 
   const runsWorker = role !== 'http' && options.startWorker !== false;
+  // WAL checkpoints (and their fsyncs) off every event loop, where the Talk worker runs.
+  const checkpointer = runsWorker && database.files ? await Checkpointer.start(database.files, { logger }) : null;
   if (runsWorker) await worker.start();
   if (runsWorker) queueProcessor.start(options.queuePollMs ?? 15_000);
   // Ingestion jobs run where the Talk worker runs (never in the HTTP role); their housekeeping too.
@@ -596,6 +599,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
       await providerEgress.close();
       await knowledge.close();
       await wiki.close();
+      await checkpointer?.stop();
       await database.close();
     },
   };

@@ -21,6 +21,8 @@ export interface DatabaseHandle {
   /** SQLite only: the intake's two hot statements, prepared once (no query building per webhook). */
   intakeStatements?: IntakeStatements;
   dialect: Dialect;
+  /** SQLite files (main and intake) whose WAL the processing side checkpoints in its own thread (storage/checkpointer.ts). */
+  files?: string[];
   close(): Promise<void>;
 }
 
@@ -124,6 +126,8 @@ function openSqlite(path: string): DatabaseHandle {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('busy_timeout = 5000');
   sqlite.pragma('foreign_keys = ON');
+  // Checkpoints run in the checkpointer's thread; this is only the safety net if it is not running (~80 MB of WAL).
+  sqlite.pragma('wal_autocheckpoint = 20000');
   const intakePath = intakePathFor(path);
   let intakeDb: Kysely<Database>;
   let closeIntake: () => Promise<void>;
@@ -162,6 +166,7 @@ function openSqlite(path: string): DatabaseHandle {
     intake: intakeDb,
     ...(statements ? { intakeStatements: statements } : {}),
     dialect: 'sqlite',
+    ...(path === ':memory:' ? {} : { files: [path, intakePath] }),
     close: async () => {
       if (intakeDb !== db) await closeIntake();
       await db.destroy();

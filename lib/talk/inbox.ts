@@ -1,4 +1,4 @@
-import { PostgresAdapter, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { IntakeStatements } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
 
@@ -247,14 +247,12 @@ export class Inbox {
   }
 
   /**
-   * Worker side, about once a second: forget pruned rows and, on SQLite,
-   * checkpoint the intake file. The intake connection never checkpoints
-   * itself (wal_autocheckpoint=0), so its fsyncs never delay an ack; a PASSIVE
-   * checkpoint from here does not take the intake's write lock.
+   * Worker side, about once a second: forget pruned rows. (The intake file's
+   * WAL is checkpointed by storage/checkpointer.ts in a thread of its own: the
+   * intake connection never checkpoints itself, so no fsync delays an ack.)
    */
   async maintain(): Promise<void> {
     await this.forgetPruned();
-    if (!(this.#db.getExecutor().adapter instanceof PostgresAdapter)) await sql`pragma intake.wal_checkpoint(PASSIVE)`.execute(this.#db);
   }
 
   async pruneHandled(olderThanMs: number): Promise<void> {
