@@ -22,6 +22,8 @@ export interface AppConfig {
   logLevel: string;
   /** Talk events processed at once (rooms in parallel). */
   workerConcurrency: number;
+  /** Nice value of the processing thread (0–19): above 0, webhook acks go first when CPU is short. */
+  processingNice: number;
   /** Talk events older than this get a short apology instead of a stale answer. */
   maxEventAgeSeconds: number;
 }
@@ -52,6 +54,12 @@ const schema = z.object({
     .min(1, 'EDUCAI_WORKER_CONCURRENCY must be between 1 and 4096')
     .max(4096, 'EDUCAI_WORKER_CONCURRENCY must be between 1 and 4096')
     .default(32),
+  EDUCAI_PROCESSING_NICE: z.coerce
+    .number({ error: 'EDUCAI_PROCESSING_NICE must be a number' })
+    .int('EDUCAI_PROCESSING_NICE must be an integer')
+    .min(0, 'EDUCAI_PROCESSING_NICE must be between 0 and 19')
+    .max(19, 'EDUCAI_PROCESSING_NICE must be between 0 and 19')
+    .default(10),
   EDUCAI_MAX_EVENT_AGE_SECONDS: z.coerce
     .number({ error: 'EDUCAI_MAX_EVENT_AGE_SECONDS must be a number' })
     .int('EDUCAI_MAX_EVENT_AGE_SECONDS must be an integer')
@@ -115,6 +123,7 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     vaultKey: e.EDUCAI_VAULT_KEY || null,
     logLevel: e.LOG_LEVEL,
     workerConcurrency: e.EDUCAI_WORKER_CONCURRENCY,
+    processingNice: e.EDUCAI_PROCESSING_NICE,
     maxEventAgeSeconds: e.EDUCAI_MAX_EVENT_AGE_SECONDS,
   };
 }

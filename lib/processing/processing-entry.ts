@@ -12,7 +12,7 @@ const data = workerData as { config: AppConfig; pgSchema?: string };
 // On Linux the nice value is per thread (pid 0 = the calling thread): when CPU is short, the HTTP thread's
 // webhook acks go before model streaming and tool calls. Raising one's own nice value needs no privilege.
 try {
-  setPriority(10);
+  if (data.config.processingNice > 0) setPriority(data.config.processingNice);
 } catch {
   // Not permitted or not supported: the thread runs at normal priority.
 }

@@ -20,6 +20,8 @@ describe('configuration', () => {
     assert.equal(c.appPort, 23001);
     assert.equal(c.databaseUrl, null);
     assert.equal(c.unixSocket, null);
+    assert.equal(c.processingNice, 10, 'webhook acks go first by default');
+    assert.equal(loadConfig({ ...base, EDUCAI_PROCESSING_NICE: '0' }).processingNice, 0);
   });
 
   it('keeps a sub-path install and uses the HaRP socket when HP_SHARED_KEY is set', () => {
@@ -36,6 +38,8 @@ describe('configuration', () => {
       [{ ...base, NEXTCLOUD_URL: 'ftp://x' }, /http/],
       [{ ...base, APP_PORT: '99999' }, /APP_PORT/],
       [{ ...base, DATABASE_URL: 'mysql://x' }, /postgres/],
+      [{ ...base, EDUCAI_PROCESSING_NICE: '20' }, /EDUCAI_PROCESSING_NICE must be between 0 and 19/],
+      [{ ...base, EDUCAI_PROCESSING_NICE: '-5' }, /EDUCAI_PROCESSING_NICE must be between 0 and 19/],
     ];
     for (const [env, re] of cases) {
       assert.throws(() => loadConfig(env), (err: unknown) => err instanceof ConfigError && re.test((err as Error).message) && !(err as Error).message.includes('\n'));

@@ -70,6 +70,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     vaultKey: null,
     logLevel: 'debug',
     workerConcurrency: 8,
+    processingNice: 10,
     maxEventAgeSeconds: 600,
     ...options.config,
   };
