@@ -84,6 +84,7 @@ async function setup(roomCount: number, llmUrl: string, concurrency: number): Pr
     LOG_LEVEL: 'error',
     EDUCAI_WORKER_CONCURRENCY: String(concurrency),
     ...(process.env.EDUCAI_SINGLE_THREAD ? { EDUCAI_SINGLE_THREAD: process.env.EDUCAI_SINGLE_THREAD } : {}),
+    ...(process.env.EDUCAI_PROCESSING_NICE ? { EDUCAI_PROCESSING_NICE: process.env.EDUCAI_PROCESSING_NICE } : {}),
     // Diagnostics, e.g. BENCH_APP_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof".
     ...(process.env.BENCH_APP_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_APP_NODE_OPTIONS } : {}),
   });
