@@ -29,6 +29,7 @@ export class RoutingIndex {
   #activeByBot = new Map<string, Set<string>>();
   #identities = new Map<string, IdentityRoute>();
   #refreshing: Promise<void> | null = null;
+  #followUp: Promise<void> | null = null;
   /** Set on views made by forIdentity. */
   #parent: RoutingIndex | null = null;
   #route: string | null = null;
@@ -73,13 +74,22 @@ export class RoutingIndex {
     return view;
   }
 
+  /** Resolves once a load that started after this call has finished (callers meanwhile share one). */
   refresh(): Promise<void> {
     if (this.#parent !== null) return this.#parent.refresh();
-    if (!this.#refreshing) {
-      this.#refreshing = this.#load().finally(() => {
-        this.#refreshing = null;
-      });
+    if (this.#refreshing) {
+      // The running load may have read the tables before the change this caller made.
+      this.#followUp ??= this.#refreshing
+        .catch(() => undefined)
+        .then(() => {
+          this.#followUp = null;
+          return this.refresh();
+        });
+      return this.#followUp;
     }
+    this.#refreshing = this.#load().finally(() => {
+      this.#refreshing = null;
+    });
     return this.#refreshing;
   }
 
