@@ -28,6 +28,8 @@ export interface PendingConfirmationsTable {
   consumed_message_id: string | null;
   result: string | null;
   updated_at: number;
+  /** Canonical JSON of how the action was requested (mode, profile id, scope; migration 0014); null for older rows. */
+  execution?: string | null;
 }
 
 export interface ConfirmationTables {

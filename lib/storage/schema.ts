@@ -13,6 +13,7 @@ import type { ConfirmationTables } from '../confirmations/confirmation-tables.ts
 import type { UserTables } from '../users/user-tables.ts';
 import type { KnowledgeTables } from '../knowledge/knowledge-tables.ts';
 import type { WikiTables } from '../wiki/wiki-tables.ts';
+import type { AgentProfileTables } from '../agent-profiles/agent-profile-tables.ts';
 
 export interface SettingsTable {
   key: string;
@@ -128,7 +129,7 @@ export interface ConversationMessagesTable {
   created_at: number;
 }
 
-export interface Database extends RateLimitTables, RequestQueueTables, TraceTables, ToolTables, GovernanceTables, ConfirmationTables, KnowledgeTables, UserTables, WikiTables {
+export interface Database extends RateLimitTables, RequestQueueTables, TraceTables, ToolTables, GovernanceTables, ConfirmationTables, KnowledgeTables, UserTables, WikiTables, AgentProfileTables {
   settings: SettingsTable;
   secrets: SecretsTable;
   bots: BotsTable;

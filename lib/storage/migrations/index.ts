@@ -11,6 +11,7 @@ import * as m0010 from './0010-confirmation-secrets.ts';
 import * as m0011 from './0011-user-states.ts';
 import * as m0012 from './0012-wiki-roots.ts';
 import * as m0013 from './0013-inbox-route-key.ts';
+import * as m0014 from './0014-agent-profiles.ts';
 
 /** Ordered migrations; names sort in the order they must run. Append only. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '0011-user-states': m0011,
   '0012-wiki-roots': m0012,
   '0013-inbox-route-key': m0013,
+  '0014-agent-profiles': m0014,
 };
