@@ -1,4 +1,4 @@
-import type { InvocationContext } from '../tools/tool-provider.ts';
+import { turnOf, type InvocationContext } from '../tools/tool-provider.ts';
 import type { TurnTaint } from './confirmation.ts';
 
 /**
@@ -13,5 +13,5 @@ export function attachTaint(ctx: InvocationContext, taint: TurnTaint): void {
 }
 
 export function isTurnTainted(ctx: InvocationContext): boolean {
-  return taints.get(ctx)?.tainted ?? false;
+  return taints.get(turnOf(ctx))?.tainted ?? false;
 }

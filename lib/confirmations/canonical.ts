@@ -35,6 +35,8 @@ export interface CanonicalAction {
   binding: Record<string, unknown>;
   /** The sealed secrets' ciphertext, when the action carries any. */
   sealed?: string | null;
+  /** Canonical JSON of how the call ran (mode, profile, scope), when recorded. */
+  execution?: string | null;
 }
 
 export function actionHash(action: CanonicalAction): string {
@@ -51,6 +53,7 @@ export function actionHash(action: CanonicalAction): string {
         binding: action.binding,
         // Only actions with secrets hash them, so the hashes of all others stay as they were.
         ...(action.sealed ? { sealed: action.sealed } : {}),
+        ...(action.execution ? { execution: action.execution } : {}),
       }),
     )
     .digest('hex');

@@ -32,6 +32,8 @@ export interface ProposedAction {
   description: string;
   /** Why it needs confirmation, e.g. "deleting a file". */
   reason: string;
+  /** How the call ran (mode, agent profile id, scope); the action runs the same way once confirmed. */
+  execution?: Record<string, unknown>;
 }
 
 export interface StoredAction {
@@ -49,6 +51,8 @@ export interface StoredAction {
   hash: string;
   createdAt: number;
   expiresAt: number;
+  /** How the call was requested (mode, agent profile id, scope); null for user-mode actions of older versions. */
+  execution?: Record<string, unknown> | null;
 }
 
 /** Implemented by tool providers whose actions can wait for a confirmation. */
@@ -194,6 +198,7 @@ function toStored(row: ConfirmationRow): StoredAction {
     hash: row.action_hash,
     createdAt: Number(row.created_at),
     expiresAt: Number(row.expires_at),
+    execution: row.execution ? parseJsonObject(row.execution) : null,
   };
 }
 
@@ -280,7 +285,8 @@ export class ConfirmationService {
     const binding = JSON.parse(canonicalJson(action.binding)) as Record<string, unknown>;
     const id = randomUUID();
     const sealed = await this.#seal(id, action.secrets);
-    const hash = actionHash({ userUid: user.uid, botId: ctx.botId, roomToken: ctx.roomToken, providerId: action.providerId, tool: action.tool, args, binding, sealed });
+    const execution = action.execution ? canonicalJson(action.execution) : null;
+    const hash = actionHash({ userUid: user.uid, botId: ctx.botId, roomToken: ctx.roomToken, providerId: action.providerId, tool: action.tool, args, binding, sealed, execution });
     const superseded = await this.#store.insertReplacing({
       id,
       user_uid: user.uid,
@@ -302,6 +308,7 @@ export class ConfirmationService {
       consumed_message_id: null,
       result: null,
       updated_at: now,
+      execution,
     });
     this.#remember(ctx.roomToken, user.uid, expiresAt);
     const bot = (await this.#opts.bots?.get(ctx.botId).catch(() => null)) ?? null;
@@ -495,7 +502,7 @@ export class ConfirmationService {
       const reply = status === 'done' ? `✅ Done: ${action.description}.` : `Not done: ${action.description}.\n${text}`;
       return { handled: true, status: status === 'done' ? 'executed' : 'failed', botId: row.bot_id, reply, action: publicAction, ...(result ? { result } : {}) };
     };
-    const recomputed = actionHash({ userUid: action.userUid, botId: action.botId, roomToken: action.roomToken, providerId: action.providerId, tool: action.tool, args: action.args, binding: action.binding, sealed: row.sealed_secrets });
+    const recomputed = actionHash({ userUid: action.userUid, botId: action.botId, roomToken: action.roomToken, providerId: action.providerId, tool: action.tool, args: action.args, binding: action.binding, sealed: row.sealed_secrets, execution: row.execution ?? null });
     if (recomputed !== row.action_hash || action.userUid !== user.uid || action.roomToken !== message.roomToken) {
       this.#opts.logger?.error({ confirmation: row.id }, 'stored action does not match its hash; refused');
       return finish('failed', 'The stored action failed its integrity check.');

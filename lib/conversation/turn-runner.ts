@@ -196,6 +196,8 @@ export class TurnRunner {
       threadId: message.threadId,
       messageId: message.messageId,
       attachments: message.attachments.map((a) => ({ fileId: a.fileId, name: a.name, mimeType: a.mimeType, kind: a.kind })),
+      // S10: a reviewer's test of a pending version uses no agent profile.
+      reviewMode: (bot as Partial<Pick<EffectiveBot, 'reviewMode'>>).reviewMode === true,
     });
 
     // The router hands over the configuration this person talks to (approved snapshot or pending version, S10).

@@ -7,7 +7,7 @@
 const ISSUE = Symbol('issue-acting-user');
 const issued = new WeakSet<object>();
 
-export type IdentitySource = 'appapi-request' | 'talk-message' | 'stored-principal';
+export type IdentitySource = 'appapi-request' | 'talk-message' | 'stored-principal' | 'agent-profile';
 
 export class ActingUser {
   readonly uid: string;
@@ -44,4 +44,13 @@ export function issueFromConfirmedTalkAuthor(uid: string): ActingUser {
  */
 export function issueForStoredPrincipal(uid: string): ActingUser {
   return new ActingUser(ISSUE, uid, 'stored-principal');
+}
+
+/**
+ * The service account of an admin-created agent profile. Only the execution resolver
+ * (lib/agent-profiles/execution-resolver.ts) calls it, after the profile, its grant,
+ * the invoker's trigger groups and the account check (S13) passed.
+ */
+export function issueForAgentProfile(uid: string): ActingUser {
+  return new ActingUser(ISSUE, uid, 'agent-profile');
 }

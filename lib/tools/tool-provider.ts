@@ -2,6 +2,7 @@
 
 import { isIssued, type ActingUser } from '../nextcloud/identity.ts';
 import type { JsonSchema } from './json-schema.ts';
+import type { ConfirmationPolicy, ResourceScope } from './resource-scope.ts';
 import type { ToolPolicy } from './tool-policy.ts';
 
 export type { JsonSchema };
@@ -28,7 +29,18 @@ export interface InvocationAttachment {
   kind: string;
 }
 
+/** How one tool call runs, decided by the server (lib/agent-profiles/execution-resolver.ts), never by the model. */
+export interface ExecutionInfo {
+  readonly mode: 'user' | 'agent';
+  /** The agent profile the call acts under (agent mode only). */
+  readonly profileId: string | null;
+  /** What this assignment may touch (in agent mode: the owner's scope within the admin's grant). */
+  readonly scope: ResourceScope;
+  readonly confirmation: ConfirmationPolicy;
+}
+
 export interface InvocationContext {
+  /** Who the call acts as: the invoker in user mode, the profile's account in agent mode. */
   readonly user: ActingUser | null;
   readonly actorKind: ActorKind;
   readonly botId: string;
@@ -38,6 +50,14 @@ export interface InvocationContext {
   readonly attachments: ReadonlyArray<InvocationAttachment>;
   readonly traceId?: string;
   readonly signal?: AbortSignal;
+  /** A reviewer tests a pending version (S10): no agent profile. */
+  readonly reviewMode?: boolean;
+  /** Per-call contexts only (deriveInvocationContext): the Talk user who triggered the call. */
+  readonly invoker?: ActingUser | null;
+  /** Per-call contexts only: the resolved execution. */
+  readonly execution?: ExecutionInfo;
+  /** Per-call contexts only: the turn's own context (per-turn state such as taint is keyed on it). */
+  readonly turn?: InvocationContext;
 }
 
 export type ToolContentBlock = { type: 'text'; text: string } | { type: string; [k: string]: unknown };
@@ -85,6 +105,7 @@ export interface InvocationContextInput {
   attachments?: ReadonlyArray<InvocationAttachment>;
   traceId?: string;
   signal?: AbortSignal;
+  reviewMode?: boolean;
 }
 
 const ACTOR_KINDS: ReadonlySet<string> = new Set(['user', 'guest', 'federated', 'other']);
@@ -120,15 +141,47 @@ export function createInvocationContext(input: InvocationContextInput): Invocati
     attachments: Object.freeze(attachments),
     ...(input.traceId !== undefined ? { traceId: String(input.traceId) } : {}),
     ...(input.signal !== undefined ? { signal: input.signal } : {}),
+    ...(input.reviewMode === true ? { reviewMode: true } : {}),
   };
   Object.freeze(ctx);
   built.add(ctx);
   return ctx;
 }
 
+/**
+ * The context of one tool call: the turn's context with the acting user and execution the
+ * server resolved. Only the execution resolver calls this; nothing here comes from arguments.
+ */
+export function deriveInvocationContext(base: InvocationContext, input: { user: ActingUser; execution: ExecutionInfo }): InvocationContext {
+  if (!isInvocationContext(base)) throw new TypeError('invocation context: derive needs a context made by createInvocationContext');
+  if (!isIssued(input.user)) throw new TypeError('invocation context: user must be an ActingUser issued from a verified source');
+  const turn = turnOf(base);
+  const ctx: InvocationContext = { ...turn, user: input.user, actorKind: 'user', invoker: turn.user, execution: Object.freeze({ ...input.execution }), turn };
+  Object.freeze(ctx);
+  built.add(ctx);
+  return ctx;
+}
+
+/** The turn's own context of a per-call context (itself for a turn context). */
+export function turnOf(ctx: InvocationContext): InvocationContext {
+  return ctx.turn ?? ctx;
+}
+
 /** True only for contexts made by createInvocationContext. */
 export function isInvocationContext(value: unknown): value is InvocationContext {
   return typeof value === 'object' && value !== null && built.has(value);
+}
+
+const outcomes = new WeakMap<ToolResult, 'refused' | 'confirmation-requested'>();
+
+/** Marks a result for the audit trail: refused by a server policy, or waiting for the user's confirmation. */
+export function markOutcome<T extends ToolResult>(result: T, outcome: 'refused' | 'confirmation-requested'): T {
+  outcomes.set(result, outcome);
+  return result;
+}
+
+export function resultOutcome(result: ToolResult): 'refused' | 'confirmation-requested' | null {
+  return outcomes.get(result) ?? null;
 }
 
 export function textResult(text: string): ToolResult {

@@ -5,9 +5,11 @@ import { toolResultText } from '../agent/tool-output.ts';
 import type { Logger } from '../log/logger.ts';
 import { redactString } from '../log/redact.ts';
 import { isPlainObject, serializeToolsForModel, setOwn, type ModelToolDefinition } from './json-schema.ts';
+import { CONFIRMATION_POLICIES, ResourceScope, type ResourceScopeInput } from './resource-scope.ts';
 import type { ToolPolicy } from './tool-policy.ts';
 import {
   errorResult,
+  resultOutcome,
   isInvocationContext,
   isValidToolName,
   type ConfigValidation,
@@ -38,8 +40,41 @@ export type RegistryToolMetadata = ToolMetadata & {
   pendingApproval?: boolean;
 };
 
-/** Config keys the agent itself reads (upstream `force`: call a tool on every turn); never sent to a provider. */
-export const RESERVED_CONFIG_KEYS: ReadonlySet<string> = new Set(['force']);
+/**
+ * Config keys the server itself reads, never sent to a provider: upstream `force` (call a tool on
+ * every turn), and the execution policy of an assignment: `agentProfile` (an admin-created profile
+ * id), `scope` (ResourceScopeInput) and `confirmation` (ConfirmationPolicy).
+ */
+export const RESERVED_CONFIG_KEYS: ReadonlySet<string> = new Set(['force', 'agentProfile', 'scope', 'confirmation']);
+
+const PROFILE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+export interface ExecutionCall {
+  tool: string;
+  /** The tool's family from its provider's metadata (files, sharing, calendar, …); null when it has none. */
+  family: string | null;
+  /** The assignment's reserved keys (agentProfile, scope, confirmation). */
+  config: Record<string, unknown>;
+}
+
+export type ExecutionResolution =
+  | { ok: true; ctx: InvocationContext }
+  | { ok: false; message: string; mode: 'user' | 'agent'; profileId: string | null };
+
+export interface ExecutionAuditCall {
+  tool: string;
+  args: unknown;
+  outcome: 'ok' | 'error' | 'refused' | 'confirmation-requested';
+  detail?: string;
+  mode?: 'user' | 'agent';
+  profileId?: string | null;
+}
+
+/** Decides as whom each call runs and records every call (lib/agent-profiles/execution-resolver.ts). */
+export interface ToolExecutionGate {
+  resolve(ctx: InvocationContext, call: ExecutionCall): Promise<ExecutionResolution>;
+  audit(ctx: InvocationContext, call: ExecutionAuditCall): Promise<void>;
+}
 
 export const REASON_REQUIRES_USER = 'This tool acts as a signed-in Nextcloud user, so it is not available to guests or other non-user participants.';
 export const REASON_PROVIDER_UNAVAILABLE = 'This tool is currently unavailable: its provider is disabled, not configured or not reachable.';
@@ -79,6 +114,8 @@ export interface Loadout {
 
 export interface ToolRegistryOptions {
   logger: Logger;
+  /** Decides each call's identity and audits it; without it, calls run with the turn's context unchanged. */
+  execution?: ToolExecutionGate;
 }
 
 /** First line of an error, without URLs or secrets, short enough for a model to read. */
@@ -113,6 +150,24 @@ function splitReserved(config: Record<string, unknown>): { reserved: Record<stri
   return { reserved, rest };
 }
 
+/** Shape of the execution-policy keys (existence, grants and scopes are checked by lib/agent-profiles). */
+function executionPolicyProblem(reserved: Record<string, unknown>): [string, string] | null {
+  if ('agentProfile' in reserved && (typeof reserved['agentProfile'] !== 'string' || !PROFILE_ID.test(reserved['agentProfile']))) return ['agentProfile', 'Must be the id of an agent profile'];
+  if ('confirmation' in reserved && !(CONFIRMATION_POLICIES as readonly unknown[]).includes(reserved['confirmation'])) return ['confirmation', `Must be one of ${CONFIRMATION_POLICIES.join(', ')}`];
+  if ('scope' in reserved) {
+    const scope = reserved['scope'];
+    if (!isPlainObject(scope)) return ['scope', 'Must be an object with folders, calendars, boards or collectives'];
+    const unknown = Object.keys(scope).filter((k) => !['folders', 'calendars', 'boards', 'collectives'].includes(k));
+    if (unknown.length > 0) return [`scope.${unknown[0]}`, 'Unknown scope kind'];
+    try {
+      new ResourceScope(scope as ResourceScopeInput);
+    } catch (error) {
+      return ['scope', error instanceof Error ? error.message : 'Invalid scope'];
+    }
+  }
+  return null;
+}
+
 function firstLine(text: string, max = 200): string {
   const line = (text.split(/\r?\n/)[0] ?? '').trim();
   return line.length > max ? line.slice(0, max - 3) + '...' : line;
@@ -126,6 +181,8 @@ class LoadoutImpl implements Loadout {
   readonly #configs: ReadonlyMap<string, Record<string, unknown>>;
   readonly #botId: string;
   readonly #logger: Logger;
+  readonly #gate: ToolExecutionGate | null;
+  readonly #families: ReadonlyMap<string, string | null>;
 
   constructor(input: {
     claims: Map<string, Claim>;
@@ -134,7 +191,11 @@ class LoadoutImpl implements Loadout {
     inert: string[];
     botId: string;
     logger: Logger;
+    gate: ToolExecutionGate | null;
+    families: Map<string, string | null>;
   }) {
+    this.#gate = input.gate;
+    this.#families = input.families;
     this.#claims = input.claims;
     this.#configs = input.configs;
     this.#botId = input.botId;
@@ -174,23 +235,47 @@ class LoadoutImpl implements Loadout {
     if (ctx.signal?.aborted) return errorResult('ERROR: The tool call was cancelled.');
 
     const normalized = normalizeArguments(claim.def.schema ?? {}, rawArgs, name);
-    if (!normalized.ok) return errorResult(normalized.observation);
-    const { rest: config } = splitReserved(this.#configs.get(name) ?? {});
+    if (!normalized.ok) {
+      await this.#gate?.audit(ctx, { tool: name, args: rawArgs, outcome: 'error', detail: 'invalid arguments' });
+      return errorResult(normalized.observation);
+    }
+    const { reserved, rest: config } = splitReserved(this.#configs.get(name) ?? {});
+
+    // The server decides as whom this call runs, from the assignment alone (never from the arguments).
+    let callCtx = ctx;
+    if (this.#gate !== null) {
+      const resolved = await this.#gate.resolve(ctx, { tool: name, family: this.#families.get(name) ?? null, config: reserved }).catch((error: unknown) => {
+        this.#logger.warn({ tool: name, err: error }, 'could not resolve how a tool call runs');
+        return { ok: false as const, message: 'the server could not decide how this tool may run', mode: 'user' as const, profileId: null };
+      });
+      if (!resolved.ok) {
+        await this.#gate.audit(ctx, { tool: name, args: normalized.args, outcome: 'refused', detail: resolved.message, mode: resolved.mode, profileId: resolved.profileId });
+        return errorResult(`ERROR: Not allowed: ${resolved.message}. Nothing was done.`);
+      }
+      callCtx = resolved.ctx;
+    }
 
     let result: unknown;
     try {
-      result = await claim.entry.provider.executeTool(name, normalized.args, config, ctx);
+      result = await claim.entry.provider.executeTool(name, normalized.args, config, callCtx);
     } catch (error) {
       this.#logger.warn({ provider: claim.entry.provider.id, tool: name, err: error }, 'tool execution failed');
+      await this.#gate?.audit(callCtx, { tool: name, args: normalized.args, outcome: 'error', detail: safeErrorMessage(error) });
       return errorResult(`ERROR: ${safeErrorMessage(error)}`);
     }
     const isError = result !== null && typeof result === 'object' && (result as { isError?: unknown }).isError === true;
-    return { content: [{ type: 'text', text: toolResultText(result) }], isError };
+    const text = toolResultText(result);
+    if (this.#gate !== null) {
+      const marked = result !== null && typeof result === 'object' ? resultOutcome(result as ToolResult) : null;
+      await this.#gate.audit(callCtx, { tool: name, args: normalized.args, outcome: marked ?? (isError ? 'error' : 'ok'), ...(isError || marked ? { detail: text } : {}) });
+    }
+    return { content: [{ type: 'text', text }], isError };
   }
 }
 
 export class ToolRegistry {
   readonly #logger: Logger;
+  #gate: ToolExecutionGate | null;
   readonly #entries: Entry[] = [];
   #order = 0;
   readonly #warned = new Set<string>();
@@ -199,6 +284,12 @@ export class ToolRegistry {
 
   constructor(options: ToolRegistryOptions) {
     this.#logger = options.logger;
+    this.#gate = options.execution ?? null;
+  }
+
+  /** Wires the execution resolver (bootstrap builds it after the registry). */
+  useExecutionGate(gate: ToolExecutionGate): void {
+    this.#gate = gate;
   }
 
   register(provider: ToolProvider, tier: ProviderTier): void {
@@ -262,7 +353,12 @@ export class ToolRegistry {
       else if (owners.some((e) => failed.has(e.provider.id))) unavailable.push({ name, reason: REASON_PROVIDER_FAILED });
       else unavailable.push({ name, reason: REASON_PROVIDER_UNAVAILABLE });
     }
-    return new LoadoutImpl({ claims: tools, configs, unavailable, inert, botId: ctx.botId, logger: this.#logger });
+    const families = new Map<string, string | null>();
+    for (const [name, claim] of tools) {
+      const family = this.#metadataOf(claim.entry)[name]?.family;
+      families.set(name, typeof family === 'string' ? family : null);
+    }
+    return new LoadoutImpl({ claims: tools, configs, unavailable, inert, botId: ctx.botId, logger: this.#logger, gate: this.#gate, families });
   }
 
   /**
@@ -319,6 +415,11 @@ export class ToolRegistry {
       const { reserved, rest } = splitReserved(config);
       if ('force' in reserved && typeof reserved['force'] !== 'boolean') {
         setOwn(errors, `${a.name}.force`, 'Must be true or false');
+        continue;
+      }
+      const policyProblem = executionPolicyProblem(reserved);
+      if (policyProblem !== null) {
+        setOwn(errors, `${a.name}.${policyProblem[0]}`, policyProblem[1]);
         continue;
       }
       const entry = this.#entries.find((e) => this.#provides(e, a.name));

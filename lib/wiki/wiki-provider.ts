@@ -20,6 +20,7 @@ import {
   type ToolMetadata,
   type ToolProvider,
   type ToolResult,
+  turnOf,
 } from '../tools/tool-provider.ts';
 import { isWikiTool, validateWikiConfig } from './wiki-config.ts';
 import { PageTooLargeError } from './wiki-files.ts';
@@ -150,7 +151,7 @@ export class WikiToolProvider implements ToolProvider, ConfirmationExecutor {
   }
 
   isTainted(ctx: InvocationContext): boolean {
-    return this.#readInTurn.has(ctx) || (this.#o.isTainted ?? isTurnTainted)(ctx);
+    return this.#readInTurn.has(turnOf(ctx)) || (this.#o.isTainted ?? isTurnTainted)(ctx);
   }
 
   /** Listed for the catalogue and for personal and team bots; other bots do not get them (upstream). */
@@ -184,7 +185,7 @@ export class WikiToolProvider implements ToolProvider, ConfirmationExecutor {
     try {
       const h = await this.#o.service.open(bot, config, user);
       const result = await this.#run(name, args, h, ctx);
-      if ((name === 'wiki_search' || name === 'wiki_read_page') && !result.isError) this.#readInTurn.add(ctx);
+      if ((name === 'wiki_search' || name === 'wiki_read_page') && !result.isError) this.#readInTurn.add(turnOf(ctx));
       return result;
     } catch (err) {
       return refusal(name, err);

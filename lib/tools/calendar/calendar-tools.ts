@@ -15,6 +15,7 @@ import {
   type PreparedAction,
   type ToolEnv,
 } from '../first-party-tool.ts';
+import { assertCalendarInScope, type ResourceScope } from '../resource-scope.ts';
 import { destructivePolicy, readPolicy, searchPolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
 import { CalDavClient, CalDavUnavailableError, type CalendarInfo, type CalendarObject } from './caldav-client.ts';
@@ -51,13 +52,15 @@ async function calendarPrepare(fn: () => Promise<PreparedAction | ToolResult>): 
   }
 }
 
-function eventCalendars(all: CalendarInfo[]): CalendarInfo[] {
-  return all.filter((c) => c.components.length === 0 || c.components.includes('VEVENT'));
+/** Event calendars inside the assignment's calendar scope (both modes). */
+function eventCalendars(all: CalendarInfo[], scope: ResourceScope): CalendarInfo[] {
+  return all.filter((c) => (c.components.length === 0 || c.components.includes('VEVENT')) && scope.allowsCalendar(c.id));
 }
 
-async function pickCalendar(client: CalDavClient, id: unknown): Promise<CalendarInfo | ToolResult> {
-  const calendars = eventCalendars(await client.calendars());
+async function pickCalendar(client: CalDavClient, id: unknown, scope: ResourceScope): Promise<CalendarInfo | ToolResult> {
   if (typeof id !== 'string' || id === '') throw new InvalidArgumentError('calendar must be a calendar id from calendar_list');
+  assertCalendarInScope(scope, id);
+  const calendars = eventCalendars(await client.calendars(), scope);
   const found = calendars.find((c) => c.id === id);
   if (!found) {
     const ids = calendars.map((c) => c.id).join(', ');
@@ -120,12 +123,12 @@ function attendeesArg(input: unknown, self: string[]): string[] {
 }
 
 /** The single object with this UID, found this turn; ambiguity is refused, not guessed. */
-async function findEvent(client: CalDavClient, uid: string, calendarId: unknown): Promise<CalendarObject | ToolResult> {
-  const calendars = calendarId === undefined || calendarId === null || calendarId === '' ? eventCalendars(await client.calendars()) : null;
+async function findEvent(client: CalDavClient, uid: string, calendarId: unknown, scope: ResourceScope): Promise<CalendarObject | ToolResult> {
+  const calendars = calendarId === undefined || calendarId === null || calendarId === '' ? eventCalendars(await client.calendars(), scope) : null;
   let targets: CalendarInfo[];
   if (calendars) targets = calendars;
   else {
-    const one = await pickCalendar(client, calendarId);
+    const one = await pickCalendar(client, calendarId, scope);
     if (!isCalendar(one)) return one;
     targets = [one];
   }
@@ -173,7 +176,7 @@ const calendarList: FirstPartyTool = {
   run: (_args, env) =>
     calendarGuard(async () => {
       const client = await connect(env);
-      const calendars = await client.calendars();
+      const calendars = (await client.calendars()).filter((c) => env.scope.allowsCalendar(c.id));
       return jsonResult({ calendars: calendars.map((c) => ({ id: c.id, name: c.name, components: c.components })) });
     }),
 };
@@ -208,9 +211,9 @@ const calendarSearch: FirstPartyTool = {
       const { startMs, endMs } = range(args);
       const text = optionalString(args, 'text', 200)?.trim().toLowerCase();
       const client = await connect(env);
-      let calendars = eventCalendars(await client.calendars());
+      let calendars = eventCalendars(await client.calendars(), env.scope);
       if (args['calendar'] !== undefined && args['calendar'] !== null && args['calendar'] !== '') {
-        const one = await pickCalendar(client, args['calendar']);
+        const one = await pickCalendar(client, args['calendar'], env.scope);
         if (!isCalendar(one)) return one;
         calendars = [one];
       }
@@ -279,7 +282,7 @@ const calendarAvailability: FirstPartyTool = {
       const others = attendeesArg(args['attendees'], principal.emails.map((e) => e.toLowerCase()));
       const periods: Array<{ startMs: number; endMs: number }> = [];
       let source = 'free-busy report';
-      for (const cal of eventCalendars(await client.calendars())) {
+      for (const cal of eventCalendars(await client.calendars(), env.scope)) {
         const report = await client.freeBusyReport(cal, startMs, endMs);
         if (report !== null) {
           periods.push(...freeBusyPeriods(report));
@@ -371,7 +374,7 @@ const calendarCreate: FirstPartyTool = {
       }
       if (end.utcMs <= start.utcMs) throw new InvalidArgumentError('end must be after start');
       const client = await connect(env);
-      const calendar = await pickCalendar(client, args['calendar']);
+      const calendar = await pickCalendar(client, args['calendar'], env.scope);
       if (!isCalendar(calendar)) return calendar;
       const principal = await client.principal();
       const attendees = attendeesArg(args['attendees'], principal.emails.map((e) => e.toLowerCase()));
@@ -410,7 +413,7 @@ const calendarCreate: FirstPartyTool = {
             })()
           : resolveEventTime(a['end'], allDay ? undefined : a['timezone'], 'end', { allowDate: allDay });
       const client = await connect(env);
-      const calendar = await pickCalendar(client, a['calendar']);
+      const calendar = await pickCalendar(client, a['calendar'], env.scope);
       if (!isCalendar(calendar)) return calendar;
       if (calendar.url !== action.binding['calendarUrl']) return errorResult('ERROR: The calendar changed since this was prepared; nothing was created.');
       const attendees = Array.isArray(a['attendees']) ? (a['attendees'] as string[]) : [];
@@ -487,7 +490,7 @@ const calendarUpdate: FirstPartyTool = {
     calendarPrepare(async (): Promise<PreparedAction | ToolResult> => {
       const uid = requiredString(args, 'uid', 255);
       const client = await connect(env);
-      const obj = await findEvent(client, uid, args['calendar']);
+      const obj = await findEvent(client, uid, args['calendar'], env.scope);
       if (!isObject(obj)) return obj;
       const existing = summaryOf(obj);
       if (!existing) return errorResult('ERROR: The event could not be read.');
@@ -518,7 +521,7 @@ const calendarUpdate: FirstPartyTool = {
     calendarGuard(async () => {
       const uid = String(action.args['uid']);
       const client = await connect(env);
-      const obj = await findEvent(client, uid, action.args['calendar']);
+      const obj = await findEvent(client, uid, action.args['calendar'], env.scope);
       if (!isObject(obj)) return obj;
       if (obj.url !== action.binding['url'] || normalizeEtag(obj.etag) !== action.binding['etag']) {
         return errorResult('ERROR: The event changed since this was prepared. Nothing was done; search it again.');
@@ -564,7 +567,7 @@ const calendarDelete: FirstPartyTool = {
     calendarPrepare(async (): Promise<PreparedAction | ToolResult> => {
       const uid = requiredString(args, 'uid', 255);
       const client = await connect(env);
-      const obj = await findEvent(client, uid, args['calendar']);
+      const obj = await findEvent(client, uid, args['calendar'], env.scope);
       if (!isObject(obj)) return obj;
       const e = summaryOf(obj);
       const notify = e && e.attendees.length > 0 ? ` and send a cancellation to ${e.attendees.map((a) => a.address).join(', ')}` : '';
@@ -578,7 +581,7 @@ const calendarDelete: FirstPartyTool = {
   execute: (action, env) =>
     calendarGuard(async () => {
       const client = await connect(env);
-      const obj = await findEvent(client, String(action.args['uid']), action.args['calendar']);
+      const obj = await findEvent(client, String(action.args['uid']), action.args['calendar'], env.scope);
       if (!isObject(obj)) return obj;
       if (obj.url !== action.binding['url'] || normalizeEtag(obj.etag) !== action.binding['etag']) {
         return errorResult('ERROR: The event changed since this was prepared. Nothing was deleted; search it again.');

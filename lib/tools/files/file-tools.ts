@@ -14,6 +14,7 @@ import {
   type PreparedAction,
   type ToolEnv,
 } from '../first-party-tool.ts';
+import { assertBrowsableInScope, assertPathInScope } from '../resource-scope.ts';
 import { FilesDav, isFailure, type FileInfo } from './files-dav.ts';
 import { displayPath, InvalidArgumentError, parentOf, parseHandle, parseUserPath, printable, type UserPath } from './user-paths.ts';
 
@@ -66,8 +67,17 @@ function content(args: Record<string, unknown>): string {
   return v;
 }
 
-function pathArg(args: Record<string, unknown>, key: string): UserPath {
-  return parseUserPath(args[key], { field: key });
+/** A path argument, parsed (S2) and checked against the assignment's folder scope (both modes). */
+function pathArg(args: Record<string, unknown>, key: string, env: ToolEnv): UserPath {
+  const path = parseUserPath(args[key], { field: key });
+  assertPathInScope(env.scope, path.segments, displayPath(path));
+  return path;
+}
+
+/** Whether a listed or found node may be shown under the scope. */
+function visibleInScope(env: ToolEnv, relative: string): boolean {
+  const segments = relative.split('/').filter((x) => x !== '');
+  return env.scope.allowsBrowsing(segments);
 }
 
 /** Whether a folder (or one above it) is shared by the user or mounted from someone else (S6). */
@@ -120,11 +130,17 @@ const filesList: FirstPartyTool = {
   run: (args, env) =>
     guarded(async () => {
       const path = parseUserPath(args['path'] ?? '', { allowRoot: true });
+      // Listing needs the folder inside the scope or on the way to it; only entries there are shown.
+      assertBrowsableInScope(env.scope, path.segments, displayPath(path));
       const listing = await dav(env).list(path);
       if (!listing) return gone(path);
-      if (listing.folder.type === 'file') return jsonResult({ file: item(listing.folder) });
-      const items = listing.children.slice(0, MAX_LIST).map(item);
-      return jsonResult({ folder: displayPath(path), count: listing.children.length, ...(listing.children.length > MAX_LIST ? { truncated: true } : {}), items });
+      if (listing.folder.type === 'file') {
+        assertPathInScope(env.scope, path.segments, displayPath(path));
+        return jsonResult({ file: item(listing.folder) });
+      }
+      const children = listing.children.filter((c) => visibleInScope(env, c.path));
+      const items = children.slice(0, MAX_LIST).map(item);
+      return jsonResult({ folder: displayPath(path), count: children.length, ...(children.length > MAX_LIST ? { truncated: true } : {}), items });
     }),
 };
 
@@ -182,8 +198,9 @@ const filesRead: FirstPartyTool = {
         info = await files.findById(id);
         if (!info) return errorResult(`ERROR: There is no file with id ${id} in your files.`);
         path = parseUserPath(info.path);
+        assertPathInScope(env.scope, path.segments, displayPath(path));
       } else {
-        path = pathArg(args, 'path');
+        path = pathArg(args, 'path', env);
         info = await files.stat(path);
       }
       if (!info) return gone(path);
@@ -216,7 +233,7 @@ const filesRead: FirstPartyTool = {
 
 async function writeExecute(action: { args: Record<string, unknown>; binding: Record<string, unknown> }, env: ToolEnv): Promise<ToolResult> {
   return guarded(async () => {
-    const path = pathArg(action.args, 'path');
+    const path = pathArg(action.args, 'path', env);
     const text = content(action.args);
     const files = dav(env);
     if (action.binding['exists'] === false) {
@@ -271,7 +288,7 @@ const filesCreate: FirstPartyTool = {
   },
   prepare: (args, env) =>
     guardedPrepare(async () => {
-      const path = pathArg(args, 'path');
+      const path = pathArg(args, 'path', env);
       const text = content(args);
       const overwrite = optionalBoolean(args, 'overwrite') ?? false;
       const info = await dav(env).stat(path);
@@ -313,7 +330,7 @@ const filesOverwrite: FirstPartyTool = {
   },
   prepare: (args, env) =>
     guardedPrepare(async () => {
-      const path = pathArg(args, 'path');
+      const path = pathArg(args, 'path', env);
       const text = content(args);
       const etag = requiredString(args, 'etag', 200);
       const info = await dav(env).stat(path);
@@ -342,14 +359,14 @@ const filesMkdir: FirstPartyTool = {
     summary: 'Create a folder in your files',
     requiresUser: true,
   },
-  prepare: async (args) =>
+  prepare: async (args, env) =>
     guardedPrepare(async () => {
-      const path = pathArg(args, 'path');
+      const path = pathArg(args, 'path', env);
       return { args: { path: path.relative }, binding: {}, description: `create the folder ${displayPath(path)}`, confirmReason: null };
     }),
   execute: (action, env) =>
     guarded(async () => {
-      const path = pathArg(action.args, 'path');
+      const path = pathArg(action.args, 'path', env);
       const res = await dav(env).mkcol(path);
       if (isFailure(res)) {
         if (res.status === 405) return errorResult(`ERROR: ${displayPath(path)} already exists.`);
@@ -385,8 +402,8 @@ function transferTool(method: 'COPY' | 'MOVE'): FirstPartyTool {
     },
     prepare: (args, env) =>
       guardedPrepare(async () => {
-        const source = pathArg(args, 'source');
-        const destination = pathArg(args, 'destination');
+        const source = pathArg(args, 'source', env);
+        const destination = pathArg(args, 'destination', env);
         if (destination.relative === source.relative || destination.relative.startsWith(`${source.relative}/`)) {
           return errorResult('ERROR: The destination must be outside the source.');
         }
@@ -404,8 +421,8 @@ function transferTool(method: 'COPY' | 'MOVE'): FirstPartyTool {
       }),
     execute: (action, env) =>
       guarded(async () => {
-        const source = pathArg(action.args, 'source');
-        const destination = pathArg(action.args, 'destination');
+        const source = pathArg(action.args, 'source', env);
+        const destination = pathArg(action.args, 'destination', env);
         const files = dav(env);
         const current = await recheck(files, source, action.binding);
         if (!isInfo(current)) return current;
@@ -438,7 +455,7 @@ const filesDelete: FirstPartyTool = {
   },
   prepare: (args, env) =>
     guardedPrepare(async () => {
-      const path = pathArg(args, 'path');
+      const path = pathArg(args, 'path', env);
       const info = await dav(env).stat(path);
       if (!info) return gone(path);
       const where = env.capabilities.has('trashbin') ? 'to the trash bin' : 'permanently (the trash bin is switched off on this server)';
@@ -451,7 +468,7 @@ const filesDelete: FirstPartyTool = {
     }),
   execute: (action, env) =>
     guarded(async () => {
-      const path = pathArg(action.args, 'path');
+      const path = pathArg(action.args, 'path', env);
       const files = dav(env);
       const current = await recheck(files, path, action.binding);
       if (!isInfo(current)) return current;
@@ -502,7 +519,8 @@ const filesRestore: FirstPartyTool = {
       const a = action as RestoreAction;
       if (a === 'list_trash' || a === 'restore_from_trash') {
         if (!env.capabilities.has('trashbin')) return errorResult('ERROR: The trash bin is switched off on this server.');
-        const items = await files.trash();
+        // Only items whose original location lies in the scope are shown or restored.
+        const items = (await files.trash()).filter((i) => env.scope.allowsPath(i.originalLocation.split('/').filter((x) => x !== '')));
         if (a === 'list_trash') return jsonResult({ count: items.length, items: items.slice(0, 200) });
         const id = parseHandle(args['item'], 'item');
         const found = items.find((i) => i.id === id);
@@ -515,7 +533,7 @@ const filesRestore: FirstPartyTool = {
         };
       }
       if (!env.capabilities.has('versions')) return errorResult('ERROR: File versions are switched off on this server.');
-      const path = pathArg(args, 'path');
+      const path = pathArg(args, 'path', env);
       const info = await files.stat(path);
       if (!info) return gone(path);
       if (info.type === 'folder') return errorResult(`ERROR: ${displayPath(path)} is a folder; folders have no versions.`);
@@ -538,12 +556,13 @@ const filesRestore: FirstPartyTool = {
         const id = parseHandle(action.args['item'], 'item');
         const found = (await files.trash()).find((i) => i.id === id && i.fileId === String(action.binding['fileId'] ?? ''));
         if (!found) return errorResult('ERROR: That item is no longer in the trash bin.');
+        assertPathInScope(env.scope, found.originalLocation.split('/').filter((x) => x !== ''), `/${found.originalLocation}`);
         const res = await files.restoreFromTrash(found.id);
         if (isFailure(res)) return errorResult(`ERROR: Nextcloud could not restore it (HTTP ${res.status}).`);
         return jsonResult({ restored: found.name, to: `/${found.originalLocation}` });
       }
       if (action.args['action'] === 'restore_version') {
-        const path = pathArg(action.args, 'path');
+        const path = pathArg(action.args, 'path', env);
         const current = await recheck(files, path, action.binding);
         if (!isInfo(current)) return current;
         const version = parseHandle(action.args['version'], 'version');

@@ -3,6 +3,7 @@
 // Group shares, public links, raising to edit and removals need the user's confirmation.
 import { FilesDav } from '../files/files-dav.ts';
 import { displayPath, InvalidArgumentError, parseUserPath, type UserPath } from '../files/user-paths.ts';
+import { assertBrowsableInScope, assertPathInScope } from '../resource-scope.ts';
 import {
   guarded,
   guardedPrepare,
@@ -81,7 +82,7 @@ function isItem(x: { fileId: string; type: 'file' | 'folder' } | ToolResult): x 
 
 /** The path still points at the same node when a confirmed share is created. */
 async function recheckItem(env: ToolEnv, action: { args: Record<string, unknown>; binding: Record<string, unknown> }): Promise<ToolResult | null> {
-  const path = parseUserPath(action.args['path']);
+  const path = scopedPath(env, action.args['path']);
   const info = await new FilesDav(env.session).stat(path);
   if (!info || info.fileId !== String(action.binding['fileId'] ?? '')) {
     return errorResult(`ERROR: ${displayPath(path)} is no longer the item this share was prepared for. Nothing was shared.`);
@@ -108,8 +109,10 @@ const sharingList: FirstPartyTool = {
   run: (args, env) =>
     guarded(async () => {
       const path = args['path'] === undefined || args['path'] === null || args['path'] === '' ? undefined : parseUserPath(args['path']);
+      if (path) assertBrowsableInScope(env.scope, path.segments, displayPath(path));
       const subfiles = optionalBoolean(args, 'subfiles') ?? false;
-      const shares = await api(env).list({ ...(path ? { path: displayPath(path) } : {}), subfiles });
+      // Only shares of items inside the scope are shown.
+      const shares = (await api(env).list({ ...(path ? { path: displayPath(path) } : {}), subfiles })).filter((x) => env.scope.allowsPath(segmentsOf(x.path)));
       return jsonResult({ count: shares.length, shares: shares.slice(0, 200).map(view) });
     }),
 };
@@ -143,7 +146,7 @@ function createShareTool(kind: 'user' | 'group'): FirstPartyTool {
     },
     prepare: (args, env) =>
       guardedPrepare(async (): Promise<PreparedAction | ToolResult> => {
-        const path = parseUserPath(args['path']);
+        const path = scopedPath(env, args['path']);
         const target = parseShareeId(args[kind], kind);
         const expireDate = parseExpireDate(args['expireDate'], env.now());
         const note = optionalString(args, 'note', 1000);
@@ -166,7 +169,7 @@ function createShareTool(kind: 'user' | 'group'): FirstPartyTool {
       guarded(async () => {
         const stale = await recheckItem(env, action);
         if (stale) return stale;
-        const path = parseUserPath(action.args['path']);
+        const path = scopedPath(env, action.args['path']);
         const share = await api(env).create({
           path: displayPath(path),
           shareType: type as 0 | 1,
@@ -203,7 +206,7 @@ const sharingCreateLink: FirstPartyTool = {
   },
   prepare: (args, env) =>
     guardedPrepare(async (): Promise<PreparedAction | ToolResult> => {
-      const path = parseUserPath(args['path']);
+      const path = scopedPath(env, args['path']);
       const password = optionalString(args, 'password', 200);
       const expireDate = parseExpireDate(args['expireDate'], env.now());
       const label = optionalString(args, 'label', 200);
@@ -224,7 +227,7 @@ const sharingCreateLink: FirstPartyTool = {
     guarded(async () => {
       const stale = await recheckItem(env, action);
       if (stale) return stale;
-      const path = parseUserPath(action.args['path']);
+      const path = scopedPath(env, action.args['path']);
       const share = await api(env).create({
         path: displayPath(path),
         shareType: SHARE_TYPE_LINK,
@@ -240,7 +243,20 @@ const sharingCreateLink: FirstPartyTool = {
 async function currentShare(env: ToolEnv, id: string): Promise<Share | ToolResult> {
   const share = await api(env).get(id);
   if (!share) return errorResult(`ERROR: There is no share ${id}; use sharing_list.`);
+  // The share's path as Nextcloud reports it, checked before any action on it (both modes).
+  assertPathInScope(env.scope, segmentsOf(share.path), share.path);
   return share;
+}
+
+function segmentsOf(path: string | null | undefined): string[] {
+  return String(path ?? '').split('/').filter((x) => x !== '');
+}
+
+/** A path argument, parsed (S2) and checked against the assignment's folder scope. */
+function scopedPath(env: ToolEnv, input: unknown): UserPath {
+  const path = parseUserPath(input);
+  assertPathInScope(env.scope, path.segments, displayPath(path));
+  return path;
 }
 
 function isShare(x: Share | ToolResult): x is Share {
