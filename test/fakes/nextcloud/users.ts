@@ -19,6 +19,13 @@ export const DEFAULT_USERS: readonly FakeUser[] = [
   { id: 'bob', displayName: 'Bob', groups: ['educai-students'], email: 'bob@example.com' },
 ];
 
+/** Candidate service accounts for agent profiles (S13): one that may back a profile, a disabled one, an admin. */
+export const AGENT_ACCOUNT_USERS: readonly FakeUser[] = [
+  { id: 'nuqloud-ai', displayName: 'NuQloud AI', groups: ['service-accounts'] },
+  { id: 'retired-ai', displayName: 'Retired AI', groups: ['service-accounts'], enabled: false },
+  { id: 'root-ai', displayName: 'Root AI', groups: ['admin'] },
+];
+
 export class UserDirectory {
   readonly #users = new Map<string, FakeUser>();
 
