@@ -1,4 +1,6 @@
-import { errorForStatus } from './errors.ts';
+import { errorForStatus, NextcloudError, UnsafeRequestError } from './errors.ts';
+import { CookieJar } from './cookie-jar.ts';
+import { CookieSession } from './cookie-session.ts';
 import { isIssued, type ActingUser } from './identity.ts';
 import { Transport, type RawResponse } from './internal/transport.ts';
 import { unwrapOcs } from './ocs.ts';
@@ -13,6 +15,8 @@ export interface NextcloudClientOptions {
   fetchImpl?: typeof fetch;
 }
 
+export type { PathParams };
+
 export type Query = Record<string, string | number | boolean | undefined>;
 
 export interface OcsOptions {
@@ -21,6 +25,27 @@ export interface OcsOptions {
   body?: unknown;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** Only from a CookieSession (Collectives 2.x): the call's own cookie jar. */
+  jar?: CookieJar;
+}
+
+/** A JSON call to an app's web route below `/index.php/` (not OCS). */
+export interface WebOptions {
+  params?: PathParams;
+  query?: Query;
+  body?: unknown;
+  headers?: Record<string, string>;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  jar?: CookieJar;
+  /** Statuses ≥ 400 that the caller handles itself instead of getting an error. */
+  allowStatuses?: number[];
+}
+
+export interface WebResponse {
+  status: number;
+  /** The parsed JSON body, or null when the body is not JSON. */
+  json: unknown;
 }
 
 export interface DavOptions {
@@ -64,8 +89,85 @@ export class NextcloudSession {
       headers['Content-Type'] = 'application/json';
       body = JSON.stringify(options.body);
     }
-    const res = await this.#transport.send({ operation, method, url, user: this.user, headers, body, timeoutMs: options.timeoutMs, signal: options.signal });
+    const res = await this.#transport.send({ operation, method, url, user: this.user, headers, body, timeoutMs: options.timeoutMs, signal: options.signal, ...(options.jar ? { jar: options.jar } : {}) });
     return unwrapOcs<T>(operation, res.status, new TextDecoder().decode(res.body));
+  }
+
+  /**
+   * A JSON call to a web (non-OCS) route such as Collectives 2.x's `/index.php/apps/collectives/_api`.
+   * Errors carry only the route's short `message`, never the body.
+   */
+  async web(method: string, path: string, options: WebOptions = {}): Promise<WebResponse> {
+    const operation = `${method} ${path}`;
+    if (!path.startsWith('/index.php/')) throw errorForStatus(operation, 400, 'web calls go below /index.php/ only');
+    if (this.user === '') throw errorForStatus(operation, 401, 'web routes need a user');
+    const url = buildUrl(this.#transport.baseUrl, expandPath(path, options.params ?? {}, operation), options.query, operation);
+    const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      body = JSON.stringify(options.body);
+    }
+    const res = await this.#transport.send({ operation, method, url, user: this.user, headers, body, timeoutMs: options.timeoutMs, signal: options.signal, ...(options.jar ? { jar: options.jar } : {}) });
+    let json: unknown = null;
+    try {
+      json = JSON.parse(new TextDecoder().decode(res.body)) as unknown;
+    } catch {
+      json = null;
+    }
+    if (res.status >= 400 && !options.allowStatuses?.includes(res.status)) {
+      const message = (json as { message?: unknown } | null)?.message;
+      throw errorForStatus(operation, res.status, typeof message === 'string' && message !== '' ? message.slice(0, 200) : `HTTP ${res.status}`);
+    }
+    return { status: res.status, json };
+  }
+
+  /**
+   * Runs `fn` with a cookie session of this user that exists only for this call: a fresh jar,
+   * discarded when `fn` settles, so no cookie is ever reused across calls or users.
+   */
+  async withCookieSession<T>(fn: (web: CookieSession) => Promise<T>): Promise<T> {
+    const jar = new CookieJar(this.#transport.origin);
+    try {
+      return await fn(new CookieSession(this, jar));
+    } finally {
+      jar.discard();
+    }
+  }
+
+  /**
+   * JSON call to an app's REST API below `/index.php/apps/` (Deck): plain JSON, no OCS envelope.
+   * Needs a real user; Nextcloud's short `message` of an error answer becomes the error.
+   */
+  async rest<T>(method: string, path: string, options: OcsOptions = {}): Promise<T> {
+    const operation = `${method} ${path}`;
+    if (!path.startsWith('/index.php/apps/')) throw new UnsafeRequestError(operation, 0, 'only app APIs below /index.php/apps/');
+    if (this.user === '') throw errorForStatus(operation, 401, 'app APIs need a user');
+    const url = buildUrl(this.#transport.baseUrl, expandPath(path, options.params ?? {}, operation), options.query, operation);
+    const headers: Record<string, string> = { 'OCS-APIRequest': 'true', Accept: 'application/json' };
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      body = JSON.stringify(options.body);
+    }
+    const res = await this.#transport.send({ operation, method, url, user: this.user, headers, body, timeoutMs: options.timeoutMs, signal: options.signal });
+    const text = new TextDecoder().decode(res.body);
+    let parsed: unknown = null;
+    let isJson = text.trim() === '';
+    if (!isJson) {
+      try {
+        parsed = JSON.parse(text);
+        isJson = true;
+      } catch {
+        parsed = null;
+      }
+    }
+    if (res.status >= 400) {
+      const message = (parsed as { message?: unknown } | null)?.message;
+      throw errorForStatus(operation, res.status, typeof message === 'string' && message !== '' ? message.slice(0, 200) : `HTTP ${res.status}`);
+    }
+    if (!isJson) throw new NextcloudError(operation, res.status, 'response is not JSON');
+    return parsed as T;
   }
 
   /** WebDAV/CalDAV call below `/remote.php/dav`; DAV needs a real user, never the system identity. */

@@ -1,13 +1,17 @@
 // What the Nextcloud server offers, so that tools whose server side is missing or disabled
 // are not advertised: sharing, public links, group shares, trash bin and versions come from
-// OCS capabilities (capture 20); CalDAV has no capability and is probed per user.
+// OCS capabilities (capture 20); CalDAV has no capability and is probed per user; Deck is
+// read from the capabilities as each user (it can be enabled for some groups only); Collectives
+// has no capability and its API generation is probed as each user (collectives/collectives-detect.ts).
 import type { Logger } from '../log/logger.ts';
 import type { NextcloudClient, NextcloudSession } from '../nextcloud/client.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
 import { createDavFetch } from './calendar/dav-fetch.ts';
+import { collectivesFromCapabilities, detectCollectivesApi, type CollectivesApiKind } from './collectives/collectives-detect.ts';
+import { deckInCapabilities } from './deck/deck-capability.ts';
 import { parseMultistatus, propHrefs, type DavEntry } from './files/multistatus.ts';
 
-export type CapabilityName = 'files' | 'trashbin' | 'versions' | 'sharing' | 'sharing-group' | 'sharing-link' | 'sharing-link-password-enforced' | 'caldav';
+export type CapabilityName = 'files' | 'trashbin' | 'versions' | 'sharing' | 'sharing-group' | 'sharing-link' | 'sharing-link-password-enforced' | 'caldav' | 'deck' | 'collectives' | 'collectives-ocs';
 
 export type Capabilities = ReadonlySet<CapabilityName>;
 
@@ -36,6 +40,9 @@ export function capabilitiesFromOcs(data: unknown): Set<CapabilityName> {
     if (sharing.public?.enabled === true) out.add('sharing-link');
     if (sharing.public?.password?.enforced === true) out.add('sharing-link-password-enforced');
   }
+  // Collectives: 'collectives' = its tools work; 'collectives-ocs' = through the 3.x OCS API (else 2.x web routes).
+  const collectives = collectivesFromCapabilities(caps as Record<string, unknown>);
+  if (collectives) for (const c of collectives === 'ocs' ? (['collectives', 'collectives-ocs'] as const) : (['collectives'] as const)) out.add(c);
   return out;
 }
 
@@ -82,6 +89,9 @@ export class CapabilityProbe {
   readonly #logger: Logger | undefined;
   #instance: Cached | null = null;
   readonly #caldav = new Map<string, { value: boolean; until: number }>();
+  readonly #collectives = new Map<string, { value: CollectivesApiKind | null; until: number }>();
+  /** Apps that may be enabled per group (Deck), read as each user ('' = the listing without a user). */
+  readonly #userApps = new Map<string, Cached>();
 
   constructor(nextcloud: NextcloudClient, options: CapabilityProbeOptions = {}) {
     this.#nextcloud = nextcloud;
@@ -111,6 +121,10 @@ export class CapabilityProbe {
     const caps = await this.instance(user);
     if (caps.size === 0) return caps;
     if (await this.#hasCalDav(user)) caps.add('caldav');
+    const collectives = caps.has('collectives') ? null : await this.#collectivesApi(user);
+    if (collectives) caps.add('collectives');
+    if (collectives === 'ocs') caps.add('collectives-ocs');
+    for (const app of await this.#appsFor(user)) caps.add(app);
     return caps;
   }
 
@@ -118,7 +132,49 @@ export class CapabilityProbe {
   async forListing(): Promise<Set<CapabilityName>> {
     const caps = await this.instance(null);
     if (caps.size > 0) caps.add('caldav');
+    // Like CalDAV, Collectives can only be probed as a user; listings assume it, use checks it.
+    if (caps.size > 0) caps.add('collectives');
+    if (caps.size > 0) for (const app of await this.#appsFor(null)) caps.add(app);
     return caps;
+  }
+
+  /** `cloud/capabilities` as this user: which per-user apps (Deck) serve them. */
+  async #appsFor(user: ActingUser | null): Promise<Set<CapabilityName>> {
+    const now = this.#now();
+    const key = user?.uid ?? '';
+    const hit = this.#userApps.get(key);
+    if (hit && hit.until > now) return new Set(hit.value);
+    const value = new Set<CapabilityName>();
+    let ttl = this.#ttlMs;
+    try {
+      const session = user ? this.#nextcloud.as(user) : this.#nextcloud.system();
+      const data = await session.ocs<{ capabilities?: unknown } | null>('GET', '/ocs/v2.php/cloud/capabilities', { timeoutMs: 10_000 });
+      if (deckInCapabilities(data?.capabilities)) value.add('deck');
+    } catch (err) {
+      this.#logger?.warn({ err }, 'could not read capabilities as the user; Deck tools are hidden for now');
+      ttl = this.#failureTtlMs;
+    }
+    if (this.#userApps.size > 5000) this.#userApps.clear();
+    this.#userApps.set(key, { value, until: now + ttl });
+    return new Set(value);
+  }
+
+  /** Which Collectives API this user has (probed as the user, cached like CalDAV). */
+  async #collectivesApi(user: ActingUser): Promise<CollectivesApiKind | null> {
+    const now = this.#now();
+    const hit = this.#collectives.get(user.uid);
+    if (hit && hit.until > now) return hit.value;
+    let value: CollectivesApiKind | null = null;
+    let ttl = this.#ttlMs;
+    try {
+      value = await detectCollectivesApi(this.#nextcloud.as(user));
+    } catch (err) {
+      this.#logger?.warn({ err }, 'Collectives probe failed; Collectives tools are hidden for now');
+      ttl = this.#failureTtlMs;
+    }
+    if (this.#collectives.size > 5000) this.#collectives.clear();
+    this.#collectives.set(user.uid, { value, until: now + ttl });
+    return value;
   }
 
   async #hasCalDav(user: ActingUser): Promise<boolean> {

@@ -13,6 +13,22 @@ import { json, RecordingConfirmations, seedFiles, startToolWorld, text, type Too
 const FILES = ['files_list', 'files_read', 'files_create', 'files_overwrite', 'files_mkdir', 'files_copy', 'files_move', 'files_delete', 'files_restore'];
 const SHARING = ['sharing_list', 'sharing_create_user_share', 'sharing_create_group_share', 'sharing_create_public_link', 'sharing_update_permissions', 'sharing_delete'];
 const CALENDAR = ['calendar_list', 'calendar_search', 'calendar_availability', 'calendar_create_event', 'calendar_update_event', 'calendar_delete_event'];
+const DECK = [
+  'deck_list_boards',
+  'deck_get_board',
+  'deck_list_cards',
+  'deck_create_card',
+  'deck_update_card',
+  'deck_move_card',
+  'deck_archive_card',
+  'deck_delete_card',
+  'deck_delete_stack',
+  'deck_list_comments',
+  'deck_add_comment',
+  'deck_update_comment',
+  'deck_delete_comment',
+];
+const COLLECTIVES = ['collectives_list', 'collectives_page_tree', 'collectives_read_page', 'collectives_create_page', 'collectives_update_page', 'collectives_rename_page', 'collectives_move_page', 'collectives_trash_page'];
 const CAL = 'educai-1796010206204';
 
 let w: ToolWorld;
@@ -39,6 +55,9 @@ function assertConfined(calls: RecordedCall[]): void {
     /^\/remote\.php\/dav\/principals\/users\/alice\/$/,
     /^\/ocs\/v2\.php\/apps\/files_sharing\/api\/v1\/(shares(\/\d+)?|sharees)$/,
     /^\/ocs\/v2\.php\/cloud\/capabilities$/,
+    // The Collectives probe as the user (absent in this fake: OCS 404, then a 404 page).
+    /^\/ocs\/v2\.php\/apps\/collectives\/api\/v1\.0\/collectives$/,
+    /^\/index\.php\/apps\/collectives\/_api$/,
   ];
   for (const c of calls) {
     assert.equal(c.user, 'alice', `${c.method} ${c.path}`);
@@ -73,7 +92,7 @@ describe('the first-party provider', () => {
 
   it('is one provider with id first-party: every tool acts as the user, has a policy, label and summary', async () => {
     assert.equal(w.provider.id, 'first-party');
-    assert.deepEqual(ALL_FIRST_PARTY_TOOLS.map((t) => t.definition.name), [...FILES, ...SHARING, ...CALENDAR]);
+    assert.deepEqual(ALL_FIRST_PARTY_TOOLS.map((t) => t.definition.name), [...FILES, ...SHARING, ...CALENDAR, ...DECK, ...COLLECTIVES]);
     const meta = w.provider.getToolMetadata();
     for (const t of ALL_FIRST_PARTY_TOOLS) {
       const d = t.definition;
@@ -86,7 +105,7 @@ describe('the first-party provider', () => {
       for (const forbidden of ['user_id', 'userId', 'owner', 'url', 'href', 'endpoint', 'password_hash', 'token', 'secret']) assert.ok(!props.includes(forbidden), `${d.name} takes no ${forbidden}`);
     }
     const destructive = ALL_FIRST_PARTY_TOOLS.filter((t) => t.definition.policy.destructive).map((t) => t.definition.name).sort();
-    assert.deepEqual(destructive, ['calendar_delete_event', 'files_delete', 'files_overwrite', 'sharing_delete']);
+    assert.deepEqual(destructive, ['calendar_delete_event', 'collectives_trash_page', 'deck_delete_card', 'deck_delete_comment', 'deck_delete_stack', 'files_delete', 'files_overwrite', 'sharing_delete']);
     for (const name of ['files_list', 'files_read', 'sharing_list', 'calendar_list', 'calendar_search', 'calendar_availability']) {
       assert.equal(ALL_FIRST_PARTY_TOOLS.find((t) => t.definition.name === name)?.definition.policy.readOnly, true, name);
     }
@@ -94,7 +113,7 @@ describe('the first-party provider', () => {
 
   it('advertises every tool when the server has everything (capture 20)', async () => {
     const tools = (await freshProvider().getTools(w.ctx())).map((t) => t.name);
-    assert.deepEqual(tools, [...FILES, ...SHARING, ...CALENDAR]);
+    assert.deepEqual(tools, [...FILES, ...SHARING, ...CALENDAR, ...DECK]);
     assertConfined(w.callsSince(mark));
   });
 
@@ -113,7 +132,8 @@ describe('the first-party provider', () => {
     // No CalDAV for this account: the principal has no calendar home.
     w.nc.failNext({ method: 'PROPFIND', path: /principals\/users\/alice\/$/ }, { status: 404, body: '' });
     const provider = freshProvider();
-    const tools = (await provider.getTools(w.ctx())).map((t) => t.name);
+    // Deck is read from the capabilities as the user in a second call, which is not injected here.
+    const tools = (await provider.getTools(w.ctx())).map((t) => t.name).filter((n) => !n.startsWith('deck_'));
     assert.deepEqual(tools, FILES.filter((n) => n !== 'files_restore'));
     const refused = await provider.executeTool('sharing_list', {}, {}, w.ctx());
     assert.match(text(refused), /not available on this Nextcloud/);

@@ -1,3 +1,4 @@
+import type { CookieJar } from '../cookie-jar.ts';
 import { errorForStatus, NextcloudNetworkError, NextcloudTimeoutError, UnsafeRequestError } from '../errors.ts';
 import { currentRequestId } from '../request-context.ts';
 
@@ -20,6 +21,8 @@ export interface RawRequest {
   body?: string | Uint8Array;
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** The per-call session of one user (Collectives 2.x); without it no cookie is sent or kept. */
+  jar?: CookieJar;
 }
 
 export interface RawResponse {
@@ -33,7 +36,9 @@ const FORBIDDEN_HEADERS = new Set(['authorization', 'cookie', 'authorization-app
 /**
  * The only place that holds APP_SECRET (S1). It sends to Nextcloud's origin
  * only, follows no redirect, keeps no cookies, and never forwards a browser's
- * Authorization or Cookie header.
+ * Authorization or Cookie header. The one exception is an explicit per-call
+ * CookieJar of a real user: its cookies go only to Nextcloud's origin, and only
+ * Nextcloud's answers to that call fill it.
  */
 export class Transport {
   readonly origin: string;
@@ -75,6 +80,11 @@ export class Transport {
       headers.set('EX-APP-VERSION', this.#appVersion);
       headers.set('AUTHORIZATION-APP-API', this.authHeader(req.user));
     }
+    if (req.jar) {
+      if (req.user === null || req.user === '' || req.jar.origin !== this.origin) throw new UnsafeRequestError(req.operation, 0, 'a cookie session needs a user and Nextcloud\'s origin');
+      const cookie = req.jar.headerFor(req.url);
+      if (cookie !== undefined) headers.set('Cookie', cookie);
+    }
     const timeoutMs = req.timeoutMs ?? this.#timeoutMs;
     const timeout = AbortSignal.timeout(timeoutMs);
     const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
@@ -104,6 +114,7 @@ export class Transport {
       // Following it could carry the secret to another host (Node keeps custom headers across redirects).
       throw errorForStatus(req.operation, res.status, 'unexpected redirect');
     }
+    req.jar?.store(req.url, res.headers.getSetCookie());
     return { status: res.status, headers: res.headers, body };
   }
 }

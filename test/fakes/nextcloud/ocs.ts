@@ -8,6 +8,8 @@ export interface FakeReply {
   headers: Record<string, string>;
   /** File contents (WebDAV GET) stay bytes, so binaries are not mangled by a UTF-8 round trip. */
   body: string | Buffer;
+  /** Set-Cookie lines (a web session, capture 91), sent as separate headers. */
+  setCookies?: string[];
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';

@@ -25,6 +25,11 @@ import type {
 import { DEFAULT_USERS, UserDirectory, userRoutes } from './users.ts';
 import { teamsGroupsRoutes } from './teams-groups.ts';
 import { FakeDav } from './dav.ts';
+import { FakeDeck } from './deck.ts';
+import { FakeCollectivesStore } from './collectives-store.ts';
+import { handleCollectivesV2, handlesCollectivesWeb } from './collectives-v2.ts';
+import { collectivesV3Routes } from './collectives-v3.ts';
+import { FakeWebSessions } from './web-sessions.ts';
 import type { FakeUser } from './users.ts';
 
 export { FakeRoom, botSignature, sha1Hex, MAX_CHAT_LENGTH } from './talk.ts';
@@ -164,6 +169,10 @@ export class FakeNextcloud {
   readonly appApi: FakeAppApi;
   readonly talk: FakeTalk;
   readonly dav: FakeDav;
+  readonly deck: FakeDeck;
+  /** Web sessions (csrftoken, capture 91) and the Collectives app; `collectives.generation` picks 2.x, 3.x or none. */
+  readonly webSessions = new FakeWebSessions();
+  readonly collectives: FakeCollectivesStore;
 
   readonly #server: http.Server;
   readonly #secret: string;
@@ -185,12 +194,16 @@ export class FakeNextcloud {
     this.talk = new FakeTalk(this.users, opts.appId, this.#now);
     this.appApi = new FakeAppApi(opts.appId, this.talk, this.users, this.#now);
     this.dav = new FakeDav(this.users, this.#now, () => this.url);
+    this.deck = new FakeDeck(this.users, this.#now);
+    this.collectives = new FakeCollectivesStore(this.dav.files, this.users, this.#now);
     this.#routes = [
       ...this.appApi.routes(() => this.url),
       ...teamsGroupsRoutes(this.users, this.talk, this.#now),
       ...userRoutes(this.users, () => this.#capabilitiesData()),
       ...this.talk.routes(),
       ...this.dav.ocsRoutes(),
+      ...this.deck.ocsRoutes(),
+      ...collectivesV3Routes(this.collectives),
     ];
   }
 
@@ -372,7 +385,7 @@ export class FakeNextcloud {
       problems.push('no JSON requested (Accept: application/json or format=json)');
     }
     if (h['authorization'] !== undefined) problems.push('Authorization header sent');
-    if (h['cookie'] !== undefined) problems.push('Cookie header sent');
+    if (h['cookie'] !== undefined && !this.webSessions.allowsCookie(path, h['cookie'])) problems.push('Cookie header sent');
     return problems;
   }
 
@@ -401,12 +414,20 @@ export class FakeNextcloud {
       const type = /^\s*[[{]/.test(body) ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8';
       reply = { status: injected.response.status, headers: { 'content-type': type }, body };
     } else {
-      reply = await this.#dispatch(method, path, url, headers, rawBody, user, auth.problems.length === 0, problems);
+      const web = this.webSessions.check(headers['cookie'], user);
+      if (web.kind === 'foreign') {
+        // A controller would act as the session's user: never let a stale jar run as someone else.
+        this.webSessions.refused.push({ session: web.session.id, owner: web.session.uid, sentAs: user, path });
+        problems.push(`session cookie of ${web.session.uid} sent as ${user ?? 'nobody'}`);
+        reply = { status: 401, headers: { 'content-type': 'application/json; charset=utf-8' }, body: '{"message":"Current user is not logged in"}' };
+      } else {
+        reply = await this.#dispatch(method, path, url, headers, rawBody, user, auth.problems.length === 0, problems);
+      }
     }
 
     if (problems.length > 0) this.headerViolations.push(`${method} ${path}: ${problems.join('; ')}`);
     this.calls.push({ method, path, query: url.searchParams, user, headers, body: rawBody, status: reply.status });
-    res.writeHead(reply.status, reply.headers);
+    res.writeHead(reply.status, reply.setCookies ? { ...reply.headers, 'set-cookie': reply.setCookies } : reply.headers);
     res.end(reply.status === 304 || reply.status === 204 ? undefined : reply.body);
   }
 
@@ -421,6 +442,9 @@ export class FakeNextcloud {
     problems: string[],
   ): Promise<FakeReply> {
     if (this.dav.handles(path)) return this.dav.handle(method, path, headers, rawBody, user);
+    if (this.deck.handles(path)) return this.deck.handleRest(method, path, headers, rawBody, user, (p) => problems.push(p));
+    if (path === '/index.php/csrftoken') return this.webSessions.handleCsrfToken(method, user, headers['cookie']);
+    if (handlesCollectivesWeb(path)) return handleCollectivesV2(this.collectives, this.webSessions, method, path, headers, rawBody, user);
     const version = ocsVersionOf(path);
     if (version === null) {
       return { status: 404, headers: { 'content-type': 'text/plain; charset=utf-8' }, body: `not served by the fake Nextcloud: ${path}` };

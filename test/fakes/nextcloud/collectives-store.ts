@@ -1,0 +1,333 @@
+// The Collectives app behind both API generations of the fake. Pages ARE the Markdown files in
+// the collective's folder (`Collectives/<name>/…` in every member's files, capture 91), so a
+// WebDAV write and the page API always agree:
+//   - the landing page is `Readme.md` of the collective folder (title "Readme", parentId 0);
+//   - a page without subpages is `<title>.md`; one with subpages is the folder `<title>/` with
+//     its own `Readme.md`; creating a subpage under a leaf turns the leaf into such a folder;
+//   - a page id is the file id of its Markdown file (capture 91: page 262 ↔ oc-fileid 262).
+// Which generation answers is chosen per test (`generation`); every call records its acting uid.
+import { randomBytes } from 'node:crypto';
+import type { FakeFiles, FakeNode } from './dav-files.ts';
+import type { UserDirectory } from './users.ts';
+
+export type CollectivesGeneration = 2 | 3;
+
+export interface FakeCollective {
+  id: number;
+  name: string;
+  circleId: string;
+  folder: FakeNode;
+  /** uid → oc:permissions in the mount (`RGDNVCK` may edit, `RG` reads only). */
+  members: Record<string, string>;
+  /** The uid that created it (level 9, admin); others are level 1. */
+  owner: string;
+  trashTimestamp: number | null;
+}
+
+export interface FakePageInfo {
+  id: number;
+  lastUserId: string | null;
+  lastUserDisplayName: string | null;
+  emoji: string | null;
+  isFullWidth: boolean;
+  subpageOrder: number[];
+  trashTimestamp: number | null;
+  title: string;
+  timestamp: number;
+  size: number;
+  fileName: string;
+  filePath: string;
+  collectivePath: string;
+  parentId: number;
+  shareToken: null;
+}
+
+/** A failure the controllers turn into 403/404/422 (NotPermitted, NotFound, AlreadyExists). */
+export class CollectivesFailure extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+interface Located {
+  info: FakePageInfo;
+  /** The node that moves with the page: the leaf file, or the page's folder. */
+  node: FakeNode;
+  /** The folder holding `node`. */
+  container: FakeNode;
+  /** The page's Markdown file. */
+  file: FakeNode;
+  /** Folder the page's subpages live in (only for folder pages and the landing page). */
+  subFolder: FakeNode | null;
+}
+
+interface PageMeta {
+  lastUserId: string;
+  subpageOrder: number[];
+}
+
+export class FakeCollectivesStore {
+  /** null: the app is not installed (both APIs answer like an unknown route). */
+  generation: CollectivesGeneration | null = null;
+  /** Every API call: which generation, which route, and as whom (the session's or the OCS user). */
+  readonly calls: Array<{ generation: CollectivesGeneration; uid: string; method: string; route: string }> = [];
+  readonly #files: FakeFiles;
+  readonly #users: UserDirectory;
+  readonly #now: () => number;
+  readonly #collectives = new Map<number, FakeCollective>();
+  readonly #meta = new Map<number, PageMeta>();
+  readonly #trashed = new Map<number, { collectiveId: number; info: FakePageInfo }>();
+  #nextId = 4;
+
+  constructor(files: FakeFiles, users: UserDirectory, now: () => number) {
+    this.#files = files;
+    this.#users = users;
+    this.#now = now;
+  }
+
+  record(generation: CollectivesGeneration, uid: string, method: string, route: string): void {
+    this.calls.push({ generation, uid, method, route });
+  }
+
+  // --- test helpers ---
+
+  /** A collective with its landing page; `members` maps uid → permissions (first member is the owner). */
+  createCollective(name: string, members: Record<string, string>, landing = `# ${name}\n\nWelcome to the collective.\n`): FakeCollective {
+    const owner = Object.keys(members)[0] ?? 'admin';
+    const folder = this.#files.mountCollective(name, members);
+    const readme = this.#files.putFile(owner, `Collectives/${name}/Readme.md`, landing, 'text/markdown');
+    this.#meta.set(readme.fileId, { lastUserId: owner, subpageOrder: [] });
+    const collective: FakeCollective = { id: this.#nextId++, name, circleId: randomBytes(24).toString('base64url').replace(/[^A-Za-z0-9]/g, 'x').slice(0, 31), folder, members: { ...members }, owner, trashTimestamp: null };
+    this.#collectives.set(collective.id, collective);
+    return collective;
+  }
+
+  byName(name: string): FakeCollective | undefined {
+    return [...this.#collectives.values()].find((c) => c.name === name);
+  }
+
+  // --- what the controllers do ---
+
+  collectiveInfo(c: FakeCollective, uid: string): Record<string, unknown> {
+    const perms = c.members[uid] ?? '';
+    const canEdit = /[CW]/.test(perms);
+    return {
+      id: c.id,
+      circleId: c.circleId,
+      emoji: null,
+      trashTimestamp: c.trashTimestamp,
+      pageMode: 0,
+      name: c.name,
+      level: c.owner === uid ? 9 : 1,
+      editPermissionLevel: 1,
+      sharePermissionLevel: 1,
+      canEdit,
+      canShare: canEdit,
+      shareToken: null,
+      isPageShare: false,
+      sharePageId: 0,
+      shareEditable: false,
+      userPageOrder: 0,
+      userShowRecentPages: true,
+      userFavoritePages: [],
+      canLeave: null,
+    };
+  }
+
+  collectivesOf(uid: string): FakeCollective[] {
+    return [...this.#collectives.values()].filter((c) => c.members[uid] !== undefined && c.trashTimestamp === null);
+  }
+
+  /** `POST _api` (capture 91 createCollective): the creator becomes its admin. */
+  createAs(uid: string, name: string): FakeCollective {
+    if (name.trim() === '' || /[/\\]/.test(name)) throw new CollectivesFailure(422, 'Invalid collective name');
+    if (this.byName(name)) throw new CollectivesFailure(422, 'A collective with this name already exists');
+    return this.createCollective(name, { [uid]: 'RGDNVCK' });
+  }
+
+  collective(uid: string, id: number): FakeCollective {
+    const c = this.#collectives.get(id);
+    if (!c || c.trashTimestamp !== null || c.members[uid] === undefined) throw new CollectivesFailure(404, `Collective not found: ${id}`);
+    return c;
+  }
+
+  #assertCanEdit(c: FakeCollective, uid: string): void {
+    if (!/[CW]/.test(c.members[uid] ?? '')) throw new CollectivesFailure(403, `Not allowed to edit ${c.name}`);
+  }
+
+  pages(uid: string, collectiveId: number): FakePageInfo[] {
+    return this.#locateAll(this.collective(uid, collectiveId)).map((l) => l.info);
+  }
+
+  page(uid: string, collectiveId: number, id: number): FakePageInfo {
+    return this.#locate(this.collective(uid, collectiveId), id).info;
+  }
+
+  createPage(uid: string, collectiveId: number, parentId: number, rawTitle: string): FakePageInfo {
+    const c = this.collective(uid, collectiveId);
+    this.#assertCanEdit(c, uid);
+    const title = sanitizeTitle(rawTitle);
+    const parent = this.#locate(c, parentId);
+    const folder = this.#subFolderOf(c, parent);
+    if (folder.children.has(`${title}.md`) || folder.children.has(title)) throw new CollectivesFailure(422, `A page with this title already exists: ${title}`);
+    const file = this.#files.putFile(c.owner, `${this.#pathOf(c, folder)}/${title}.md`.replace(/^\//, ''), '', 'text/markdown');
+    this.#meta.set(file.fileId, { lastUserId: uid, subpageOrder: [] });
+    const parentMeta = this.#metaOf(parent.file.fileId);
+    parentMeta.subpageOrder = [file.fileId, ...parentMeta.subpageOrder.filter((i) => i !== file.fileId)];
+    return this.#locate(c, file.fileId).info;
+  }
+
+  touch(uid: string, collectiveId: number, id: number): FakePageInfo {
+    const c = this.collective(uid, collectiveId);
+    this.#assertCanEdit(c, uid);
+    this.#metaOf(this.#locate(c, id).file.fileId).lastUserId = uid;
+    return this.#locate(c, id).info;
+  }
+
+  /** PageController::moveOrCopy without copy: a new parent and/or a new title. */
+  move(uid: string, collectiveId: number, id: number, parentId: number | null, rawTitle: string | null): FakePageInfo {
+    const c = this.collective(uid, collectiveId);
+    this.#assertCanEdit(c, uid);
+    const page = this.#locate(c, id);
+    if (page.info.parentId === 0) throw new CollectivesFailure(403, 'Not allowed to move the landing page');
+    const title = rawTitle === null ? page.info.title : sanitizeTitle(rawTitle);
+    const target = this.#locate(c, parentId ?? page.info.parentId);
+    if (target.info.id === page.info.id || (page.subFolder !== null && this.#isInside(target.file, page.subFolder))) throw new CollectivesFailure(403, 'Not allowed to move a page into itself');
+    const folder = this.#subFolderOf(c, this.#locate(c, target.info.id));
+    const newName = page.subFolder ? title : `${title}.md`;
+    const existing = folder.children.get(newName) ?? folder.children.get(page.subFolder ? `${title}.md` : title);
+    if (existing && existing !== page.node) throw new CollectivesFailure(422, `A page with this title already exists: ${title}`);
+    const fresh = this.#locate(c, id);
+    fresh.container.children.delete(fresh.node.name);
+    fresh.node.name = newName;
+    folder.children.set(newName, fresh.node);
+    fresh.file.mtime = this.#now();
+    this.#metaOf(fresh.file.fileId).lastUserId = uid;
+    if (target.info.id !== page.info.parentId) {
+      const old = this.#metaOf(page.info.parentId);
+      old.subpageOrder = old.subpageOrder.filter((i) => i !== id);
+      const next = this.#metaOf(target.info.id);
+      next.subpageOrder = [id, ...next.subpageOrder.filter((i) => i !== id)];
+    }
+    return this.#locate(c, id).info;
+  }
+
+  /** PageController::trash: the page (and its subpages) leave the tree for the page trash. */
+  trash(uid: string, collectiveId: number, id: number): FakePageInfo {
+    const c = this.collective(uid, collectiveId);
+    this.#assertCanEdit(c, uid);
+    const page = this.#locate(c, id);
+    if (page.info.parentId === 0) throw new CollectivesFailure(403, 'Not allowed to trash the landing page');
+    page.container.children.delete(page.node.name);
+    const info = { ...page.info, trashTimestamp: Math.floor(this.#now() / 1000) };
+    this.#trashed.set(id, { collectiveId, info });
+    const parent = this.#metaOf(page.info.parentId);
+    parent.subpageOrder = parent.subpageOrder.filter((i) => i !== id);
+    return info;
+  }
+
+  isTrashed(id: number): boolean {
+    return this.#trashed.has(id);
+  }
+
+  // --- the page tree from the files ---
+
+  #metaOf(fileId: number): PageMeta {
+    let m = this.#meta.get(fileId);
+    if (!m) {
+      m = { lastUserId: '', subpageOrder: [] };
+      this.#meta.set(fileId, m);
+    }
+    return m;
+  }
+
+  #pathOf(c: FakeCollective, folder: FakeNode): string {
+    const trail = this.#trail(c.folder, folder);
+    if (trail === null) throw new CollectivesFailure(404, 'Page folder not found');
+    return ['Collectives', c.name, ...trail].join('/');
+  }
+
+  /** Names from `root` down to `target` (empty for root itself), or null. */
+  #trail(root: FakeNode, target: FakeNode): string[] | null {
+    if (root === target) return [];
+    for (const child of root.children.values()) {
+      if (!child.folder) continue;
+      const rest = this.#trail(child, target);
+      if (rest) return [child.name, ...rest];
+    }
+    return null;
+  }
+
+  #isInside(node: FakeNode, folder: FakeNode): boolean {
+    if (folder.children.has(node.name) && folder.children.get(node.name) === node) return true;
+    return [...folder.children.values()].some((c) => c.folder && this.#isInside(node, c));
+  }
+
+  /** The folder a page's subpages go in; a leaf page becomes `<title>/Readme.md` first. */
+  #subFolderOf(c: FakeCollective, page: Located): FakeNode {
+    if (page.subFolder) return page.subFolder;
+    const title = page.info.title;
+    page.container.children.delete(page.file.name);
+    const folder = this.#files.mkdir(c.owner, `${this.#pathOf(c, page.container)}/${title}`);
+    page.file.name = 'Readme.md';
+    folder.children.set('Readme.md', page.file);
+    return folder;
+  }
+
+  #locate(c: FakeCollective, id: number): Located {
+    const hit = this.#locateAll(c).find((l) => l.info.id === id);
+    if (!hit) throw new CollectivesFailure(404, `Page not found: ${id}`);
+    return hit;
+  }
+
+  #locateAll(c: FakeCollective): Located[] {
+    const out: Located[] = [];
+    const collectivePath = `Collectives/${c.name}`;
+    const info = (file: FakeNode, title: string, filePath: string[], parentId: number): FakePageInfo => {
+      const meta = this.#metaOf(file.fileId);
+      return {
+        id: file.fileId,
+        lastUserId: meta.lastUserId || null,
+        lastUserDisplayName: meta.lastUserId ? this.#users.displayName(meta.lastUserId) : null,
+        emoji: null,
+        isFullWidth: false,
+        subpageOrder: [...meta.subpageOrder],
+        trashTimestamp: null,
+        title,
+        timestamp: Math.floor(file.mtime / 1000),
+        size: file.content.length,
+        fileName: file.name,
+        filePath: filePath.join('/'),
+        collectivePath,
+        parentId,
+        shareToken: null,
+      };
+    };
+    const walk = (folder: FakeNode, trail: string[], parentId: number): void => {
+      for (const child of [...folder.children.values()].sort((a, b) => a.name.localeCompare(b.name))) {
+        if (!child.folder && child.name.endsWith('.md') && child.name !== 'Readme.md') {
+          out.push({ info: info(child, child.name.slice(0, -3), trail, parentId), node: child, container: folder, file: child, subFolder: null });
+        } else if (child.folder) {
+          const readme = child.children.get('Readme.md');
+          if (!readme || readme.folder) continue;
+          out.push({ info: info(readme, child.name, [...trail, child.name], parentId), node: child, container: folder, file: readme, subFolder: child });
+          walk(child, [...trail, child.name], readme.fileId);
+        }
+      }
+    };
+    const landing = c.folder.children.get('Readme.md');
+    if (!landing) return out;
+    out.push({ info: info(landing, 'Readme', [], 0), node: landing, container: c.folder, file: landing, subFolder: c.folder });
+    walk(c.folder, [], landing.fileId);
+    return out;
+  }
+}
+
+/** NodeHelper::sanitiseFilename in spirit: no separators or control characters in a page title. */
+function sanitizeTitle(raw: string): string {
+  const title = raw.replace(/[/\\:*?"<>|\u0000-\u001f]/g, '-').trim();
+  if (title === '' || title === '.' || title === '..') throw new CollectivesFailure(422, 'Invalid page title');
+  return title.slice(0, 200);
+}
