@@ -82,6 +82,8 @@ export const DEFAULT_LIST_TTL_MS = 5 * 60_000;
 export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 export const DEFAULT_CONNECT_TIMEOUT_MS = 15_000;
 export const DEFAULT_RETRY_BACKOFF_MS = 15_000;
+/** A liveness check must not hold up a turn for long. */
+const PING_TIMEOUT_MS = 5_000;
 
 /** describeError's text for an address the egress module refused (private and not allow-listed, S18). */
 export const EGRESS_REFUSED = 'refused by the egress policy';
@@ -240,6 +242,21 @@ export class McpConnection {
       return toToolResult(raw);
     } catch (error) {
       return this.#callError(error, timeout, signal);
+    }
+  }
+
+  /**
+   * Whether the server answers a ping now (reconnecting once after a transport error). Never
+   * throws; a server that is down also enters the retry backoff, so listings fail fast.
+   */
+  async ping(): Promise<boolean> {
+    try {
+      await this.#withSession((client) => client.ping({ timeout: Math.min(this.#connectTimeoutMs, PING_TIMEOUT_MS) }), true);
+      return true;
+    } catch (error) {
+      if (!(error instanceof McpUnreachableError)) this.#lastError = describeError(error);
+      if (isTransportError(error)) void this.#reset(false);
+      return false;
     }
   }
 

@@ -2,11 +2,17 @@
 
 import { createHash, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
+import { isTurnTainted } from '../agent/turn-taints.ts';
+import type { ConfirmationExecutor, ConfirmationService, StoredAction } from '../confirmations/confirmation-service.ts';
 import type { Logger } from '../log/logger.ts';
+import type { ActingUser } from '../nextcloud/identity.ts';
+import type { ConfirmationRequester } from '../tools/first-party-provider.ts';
 import { isPlainObject, setOwn } from '../tools/json-schema.ts';
-import { destructivePolicy, policyFromMcpAnnotations, readPolicy, searchPolicy, writePolicy, type ToolPolicy } from '../tools/tool-policy.ts';
+import { policyFromMcpAnnotations } from '../tools/tool-policy.ts';
 import {
+  createInvocationContext,
   errorResult,
+  textResult,
   type ConfigValidation,
   type InvocationContext,
   type ToolDefinition,
@@ -16,7 +22,14 @@ import {
 } from '../tools/tool-provider.ts';
 import type { ProviderTier, ToolRegistry } from '../tools/tool-registry.ts';
 import { McpConnection, McpUnreachableError, describeError, unreachableMessage, type FetchLike, type ListedTool, type McpConnectionOptions } from './mcp-connection.ts';
+import { bindingOf, describeCall, type McpCallBinding } from './mcp-confirmation.ts';
 import type { McpServer, McpServerStore, McpToolPolicyName, McpToolPolicySetting } from './mcp-server-store.ts';
+import { declaresConfirmation, effectiveToolRule, policyForSetting, REQUIRES_CONFIRMATION_META, type EffectiveToolRule } from './mcp-tool-rules.ts';
+
+export { policyForSetting, REQUIRES_CONFIRMATION_META };
+
+/** What the MCP providers need of the confirmation service: store and post requests, run confirmed calls. */
+export type McpConfirmations = ConfirmationRequester & Pick<ConfirmationService, 'registerExecutor'>;
 
 /** `_meta` key of tools/call carrying the signed invocation context (companions only). */
 export const CONTEXT_META_KEY = 'educai/context';
@@ -55,6 +68,10 @@ export interface ToolReviewItem {
   /** From the server's hints only; the admin decides. */
   suggestedPolicy: Exclude<McpToolPolicyName, 'off'>;
   policy: McpToolPolicyName | null;
+  /** The server declared `_meta.requiresConfirmation`: every call is confirmed, whatever the admin chose. */
+  declaresConfirmation: boolean;
+  /** The admin's policy with the declaration applied (what runs); null while not approved. */
+  effectivePolicy: McpToolPolicyName | null;
   configSchema: Record<string, unknown> | null;
   configSchemaError: string | null;
 }
@@ -100,7 +117,11 @@ function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
 
-/** What the admin approves of a tool: its name, description, input schema, config schema and user requirement. */
+/**
+ * What the admin approves of a tool: its name, description, input schema, config schema, user
+ * requirement and declared confirmation. The declaration is hashed only when set, so the hashes
+ * of tools without it stay as they were; dropping it later makes the tool "changed".
+ */
 export function toolHash(tool: ListedTool): string {
   return sha256(
     JSON.stringify(
@@ -110,6 +131,7 @@ export function toolHash(tool: ListedTool): string {
         inputSchema: tool.inputSchema,
         configSchema: tool.meta['configSchema'] ?? null,
         requiresUser: tool.meta['requiresUser'] === true,
+        ...(declaresConfirmation(tool) ? { requiresConfirmation: true } : {}),
       }),
     ),
   );
@@ -122,25 +144,12 @@ export function toolListHash(tools: ReadonlyArray<ListedTool>): string {
 
 // --- policies --------------------------------------------------------------
 
-/** Pre-fills the admin's choice from the server's hints; the hint never decides. */
+/** Pre-fills the admin's choice from the server's hints and declaration; the hint never decides. */
 export function suggestPolicy(tool: ListedTool): Exclude<McpToolPolicyName, 'off'> {
   const p = policyFromMcpAnnotations(tool.name, tool.description, tool.annotations);
   if (p.destructive) return 'destructive';
+  if (declaresConfirmation(tool)) return 'confirm';
   return p.readOnly ? 'read' : 'write';
-}
-
-/** The execution policy for the admin's setting; null for 'off'. */
-export function policyForSetting(setting: McpToolPolicyName, tool: Pick<ListedTool, 'name' | 'description'>): ToolPolicy | null {
-  switch (setting) {
-    case 'read':
-      return policyFromMcpAnnotations(tool.name, tool.description, {}).kind === 'search' ? searchPolicy() : readPolicy();
-    case 'write':
-      return writePolicy();
-    case 'destructive':
-      return destructivePolicy();
-    default:
-      return null;
-  }
 }
 
 // --- per-assignment config -------------------------------------------------
@@ -312,15 +321,25 @@ export interface McpProviderOptions {
   connection?: Pick<McpConnectionOptions, 'listTtlMs' | 'callTimeoutMs' | 'connectTimeoutMs' | 'retryBackoffMs'>;
   /** Called when the server announces a changed tool list (new or changed tools then await approval). */
   onToolsChanged?: (provider: McpProvider) => void;
+  /** Where calls that need the user's confirmation wait (S7). Without it, such calls are refused. */
+  confirmations?: McpConfirmations | null;
+  /** Whether the turn already holds content the invoker did not type (S6); defaults to the turn's taint. */
+  isTainted?: (ctx: InvocationContext) => boolean;
 }
 
-export class McpProvider implements ToolProvider {
+function ruleOf(server: McpServer, tool: ListedTool): EffectiveToolRule {
+  return effectiveToolRule(settingOf(server, tool.name, true) ?? 'write', tool);
+}
+
+export class McpProvider implements ToolProvider, ConfirmationExecutor {
   readonly id: string;
   readonly serverId: string;
   readonly #store: McpServerStore;
   readonly #logger: Logger;
   readonly #now: () => number;
   readonly #connection: McpConnection;
+  readonly #isTainted: (ctx: InvocationContext) => boolean;
+  #confirmations: McpConfirmations | null;
   #server: McpServer;
   #listed: ListedTool[] | null = null;
   #reachable: boolean | null = null;
@@ -332,6 +351,8 @@ export class McpProvider implements ToolProvider {
     this.#store = options.store;
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
+    this.#confirmations = options.confirmations ?? null;
+    this.#isTainted = options.isTainted ?? isTurnTainted;
     const serverId = options.server.id;
     this.#connection = new McpConnection({
       ...options.connection,
@@ -361,16 +382,28 @@ export class McpProvider implements ToolProvider {
     if (server.id === this.serverId) this.#server = server;
   }
 
-  async getTools(_ctx: InvocationContext | null): Promise<ToolDefinition[]> {
+  /** Calls that need the user's confirmation are stored here; until set, they are refused. */
+  useConfirmations(confirmations: McpConfirmations | null): void {
+    this.#confirmations = confirmations;
+  }
+
+  get confirms(): boolean {
+    return this.#confirmations !== null;
+  }
+
+  async getTools(ctx: InvocationContext | null): Promise<ToolDefinition[]> {
     const server = await this.#refresh();
     if (server === null || !server.enabled) return [];
+    const listedAt = this.#connection.status().listedAt;
     const tools = await this.#list();
     if (tools === null) return [];
+    // For a turn, a cached listing is not proof of life: a server that went down offers nothing.
+    if (ctx !== null && this.#connection.status().listedAt === listedAt && !(await this.#alive())) return [];
     const defs: ToolDefinition[] = [];
     for (const tool of tools) {
       const approved = server.approvedTools[tool.name] === toolHash(tool);
       if (!approved) continue;
-      const policy = policyForSetting(settingOf(server, tool.name, true) ?? 'write', tool);
+      const policy = ruleOf(server, tool).policy;
       if (policy === null) continue;
       const def: ToolDefinition = {
         name: tool.name,
@@ -420,10 +453,12 @@ export class McpProvider implements ToolProvider {
     if (tools === null) return errorResult(`ERROR: ${unreachableMessage(server.name)}`);
     const tool = tools.find((t) => t.name === name);
     if (tool === undefined) return errorResult(`Tool not available: the tool server ${server.name} no longer offers ${name}.`);
-    if (server.approvedTools[name] !== toolHash(tool)) {
+    const hash = toolHash(tool);
+    if (server.approvedTools[name] !== hash) {
       return errorResult(`Tool not available: ${name} changed on the tool server ${server.name} and stays off until an admin approves it again.`);
     }
-    if (policyForSetting(settingOf(server, name, true) ?? 'write', tool) === null) return errorResult(`Tool not available: an admin turned ${name} off.`);
+    const rule = ruleOf(server, tool);
+    if (rule.policy === null) return errorResult(`Tool not available: an admin turned ${name} off.`);
 
     const checked = this.validateConfig(name, config);
     if (!checked.ok) {
@@ -431,16 +466,103 @@ export class McpProvider implements ToolProvider {
       return errorResult(`ERROR: The configuration of ${name} is not valid (${detail}). An admin or the bot owner must fix it.`);
     }
 
+    // The call is not sent while it waits for the user (S6, S7): a declared or admin-set
+    // confirmation always, any other write once untrusted content entered the turn.
+    const reason = rule.declared
+      ? `the tool server ${server.name} declares that ${name} needs your confirmation`
+      : rule.alwaysConfirm
+        ? `an admin's policy asks for confirmation of ${name}`
+        : !rule.policy.readOnly && this.#isTainted(ctx)
+          ? 'this conversation turn contains content you did not type (tool results or other people\'s messages)'
+          : null;
+    if (reason !== null) {
+      const binding: McpCallBinding = { serverId: server.id, toolHash: hash, config: checked.config, threadId: ctx.threadId, messageId: ctx.messageId };
+      return this.#requestConfirmation(ctx, name, args, binding, reason);
+    }
+    return this.#send(server, name, args, checked.config, ctx);
+  }
+
+  /**
+   * Runs a confirmed call (ConfirmationExecutor): exactly the stored arguments, once, as the
+   * confirming user, with a freshly signed context, and only while the server is enabled and
+   * the tool is unchanged, approved and on.
+   */
+  async executeConfirmed(action: StoredAction, user: ActingUser): Promise<ToolResult> {
+    const binding = bindingOf(action.binding);
+    if (binding === null || binding.serverId !== this.serverId) return errorResult('ERROR: The stored call does not belong to this tool server. Nothing was done.');
+    if (user.uid !== action.userUid) return errorResult('ERROR: Only the user who asked can confirm this.');
+    const server = await this.#refresh();
+    if (server === null) return errorResult('ERROR: The tool server is no longer registered. Nothing was done.');
+    if (!server.enabled) return errorResult(`ERROR: The tool server ${server.name} was disabled. Nothing was done.`);
+    let tools: ListedTool[];
+    try {
+      // Fresh, not cached: the tool must be the one the user was asked about.
+      tools = await this.#connection.listTools({ force: true });
+      this.#listed = tools;
+      this.#reachable = true;
+    } catch {
+      this.#reachable = false;
+      return errorResult(`ERROR: ${unreachableMessage(server.name)} Nothing was done.`);
+    }
+    const tool = tools.find((t) => t.name === action.tool);
+    if (tool === undefined) return errorResult(`ERROR: The tool server ${server.name} no longer offers ${action.tool}. Nothing was done.`);
+    const hash = toolHash(tool);
+    if (hash !== binding.toolHash || server.approvedTools[tool.name] !== hash) {
+      this.#logger.warn({ provider: this.id, tool: tool.name }, 'confirmed MCP call refused: the tool changed since the confirmation was requested');
+      return errorResult(`ERROR: ${tool.name} changed on the tool server ${server.name} since you were asked, so the confirmed call was refused. Nothing was done.`);
+    }
+    if (ruleOf(server, tool).policy === null) return errorResult(`ERROR: An admin turned ${tool.name} off. Nothing was done.`);
+    const checked = this.validateConfig(tool.name, binding.config);
+    if (!checked.ok) return errorResult(`ERROR: The configuration of ${tool.name} is no longer valid. Nothing was done.`);
+    const ctx = createInvocationContext({
+      user,
+      actorKind: 'user',
+      botId: action.botId,
+      roomToken: action.roomToken,
+      threadId: binding.threadId,
+      messageId: binding.messageId,
+    });
+    return this.#send(server, tool.name, action.args, checked.config, ctx);
+  }
+
+  async #send(server: McpServer, name: string, args: Record<string, unknown>, config: Record<string, unknown>, ctx: InvocationContext): Promise<ToolResult> {
     const meta: Record<string, unknown> = {};
     if (server.kind === 'companion') {
       const token = await this.#contextToken(ctx);
       if (token === null) return errorResult(`ERROR: The tool server ${server.name} has no signing key. An admin must register it again.`);
       meta[CONTEXT_META_KEY] = token;
-      if (Object.keys(checked.config).length > 0) meta[CONFIG_META_KEY] = checked.config;
+      if (Object.keys(config).length > 0) meta[CONFIG_META_KEY] = config;
     }
     const result = await this.#connection.callTool(name, args, { meta, ...(ctx.signal ? { signal: ctx.signal } : {}) });
     if (result.isError) this.#logger.info({ provider: this.id, tool: name }, 'MCP tool returned an error result');
     return result;
+  }
+
+  async #requestConfirmation(ctx: InvocationContext, name: string, args: Record<string, unknown>, binding: McpCallBinding, reason: string): Promise<ToolResult> {
+    const confirmations = this.#confirmations;
+    const user = ctx.user;
+    if (confirmations === null || user === null || ctx.actorKind !== 'user' || ctx.roomToken === null) {
+      return errorResult(`ERROR: ${name} needs the confirmation of a signed-in user (${reason}), which is only possible in a Talk conversation. Nothing was done.`);
+    }
+    const description = describeCall(name, this.#server.name, args);
+    const requested = await confirmations
+      .requestConfirmation(ctx, { providerId: this.id, tool: name, args, binding: { ...binding }, description, reason })
+      .catch((err: unknown) => {
+        this.#logger.warn({ err, provider: this.id, tool: name }, 'a confirmation could not be recorded');
+        return null;
+      });
+    if (requested === null) return errorResult('ERROR: The confirmation could not be recorded, so nothing will happen.');
+    const delivered = await confirmations.deliver(ctx, requested);
+    if (!delivered.posted && !delivered.notified) {
+      await confirmations.cancel(requested.id);
+      return errorResult('ERROR: The confirmation request could not be sent to the user, so nothing will happen. Try again later.');
+    }
+    // The code stays out of the model's context: only the user's own reply can confirm.
+    return textResult(
+      `NOT DONE YET. ${name} was not sent to the tool server. The server asked ${user.uid} to confirm it (${reason}). ` +
+        'It runs only if they answer the server\'s confirmation message in this conversation within 10 minutes. ' +
+        'Do not say it is done; tell the user to confirm or cancel as the server\'s message explains.',
+    );
   }
 
   /** The listed tools with their approval state and suggested policies, for the admin. */
@@ -455,6 +577,7 @@ export class McpProvider implements ToolProvider {
       const status = pinned === undefined ? 'new' : pinned === hash ? 'approved' : 'changed';
       const rawSchema = tool.meta['configSchema'];
       const compiled = compileConfigSchema(server.kind === 'companion' ? rawSchema : undefined);
+      const policy = settingOf(server, tool.name, status === 'approved');
       const item: ToolReviewItem = {
         name: tool.name,
         description: tool.description,
@@ -463,7 +586,9 @@ export class McpProvider implements ToolProvider {
         hash,
         status,
         suggestedPolicy: suggestPolicy(tool),
-        policy: settingOf(server, tool.name, status === 'approved'),
+        policy,
+        declaresConfirmation: declaresConfirmation(tool),
+        effectivePolicy: policy === null ? null : effectiveToolRule(policy, tool).setting,
         configSchema: server.kind === 'companion' && isPlainObject(rawSchema) ? rawSchema : null,
         configSchemaError: compiled.ok ? null : compiled.error,
       };
@@ -524,6 +649,13 @@ export class McpProvider implements ToolProvider {
 
   async close(): Promise<void> {
     await this.#connection.close();
+  }
+
+  /** A ping over the live session (reconnecting once); false when the server is down. */
+  async #alive(): Promise<boolean> {
+    const alive = await this.#connection.ping();
+    if (!alive) this.#reachable = false;
+    return alive;
   }
 
   async #refresh(): Promise<McpServer | null> {
@@ -588,12 +720,20 @@ export interface McpProviderManagerOptions {
   now?: () => number;
   connection?: McpProviderOptions['connection'];
   onToolsChanged?: McpProviderOptions['onToolsChanged'];
+  isTainted?: McpProviderOptions['isTainted'];
 }
 
-/** Keeps one registered provider per stored server; call sync() after every admin change. */
+/**
+ * Keeps one registered provider per stored server; call sync() after every admin change.
+ * Once it has the confirmation service, its providers ask for confirmations themselves, so the
+ * agent lets their calls through (it is then a SelfConfirmingProvider).
+ */
 export class McpProviderManager {
   readonly #options: McpProviderManagerOptions;
   readonly #providers = new Map<string, McpProvider>();
+  #confirmations: McpConfirmations | null = null;
+  /** Server ids with a registered executor; it outlives a provider rebuilt for a new URL. */
+  readonly #executors = new Set<string>();
 
   constructor(options: McpProviderManagerOptions) {
     this.#options = options;
@@ -601,6 +741,22 @@ export class McpProviderManager {
 
   provider(serverId: string): McpProvider | undefined {
     return this.#providers.get(serverId);
+  }
+
+  /** Lets every provider, now and later, store calls that wait for a confirmation and run them once confirmed. */
+  useConfirmations(confirmations: McpConfirmations): void {
+    this.#confirmations = confirmations;
+    for (const [id, provider] of this.#providers) {
+      provider.useConfirmations(confirmations);
+      this.#registerExecutor(id);
+    }
+  }
+
+  /** Whether one of the providers runs `name` with its own confirmation workflow. */
+  providesTool(name: string): boolean {
+    if (this.#confirmations === null) return false;
+    for (const provider of this.#providers.values()) if (provider.confirms && provider.providesTool(name)) return true;
+    return false;
   }
 
   async sync(): Promise<void> {
@@ -622,15 +778,32 @@ export class McpProviderManager {
         ...(this.#options.now ? { now: this.#options.now } : {}),
         ...(this.#options.connection ? { connection: this.#options.connection } : {}),
         ...(this.#options.onToolsChanged ? { onToolsChanged: this.#options.onToolsChanged } : {}),
+        ...(this.#options.isTainted ? { isTainted: this.#options.isTainted } : {}),
+        confirmations: this.#confirmations,
       });
       this.#options.registry.register(provider, TIER);
       this.#providers.set(server.id, provider);
+      this.#registerExecutor(server.id);
     }
     for (const [id, provider] of [...this.#providers]) if (!seen.has(id)) await this.#remove(id, provider);
   }
 
   async close(): Promise<void> {
     for (const [id, provider] of [...this.#providers]) await this.#remove(id, provider);
+  }
+
+  /** One executor per server id, delegating to its current provider (the service keeps executors for good). */
+  #registerExecutor(serverId: string): void {
+    if (this.#confirmations === null || this.#executors.has(serverId)) return;
+    this.#executors.add(serverId);
+    this.#confirmations.registerExecutor({
+      id: `mcp:${serverId}`,
+      executeConfirmed: async (action, user) => {
+        const provider = this.#providers.get(serverId);
+        if (provider === undefined) return errorResult('ERROR: The tool server that prepared this call is no longer registered. Nothing was done.');
+        return provider.executeConfirmed(action, user);
+      },
+    });
   }
 
   async #remove(id: string, provider: McpProvider): Promise<void> {

@@ -11,7 +11,8 @@ import { withToolTables, type McpServersTable, type ToolDatabase } from '../tool
 import { MASK, type Vault } from '../vault/vault.ts';
 
 export type McpServerKind = 'mcp' | 'companion';
-export type McpToolPolicyName = 'read' | 'write' | 'destructive' | 'off';
+/** read: runs; write: confirmed after untrusted content (S6); confirm: always confirmed; destructive: as write, destructive; off. */
+export type McpToolPolicyName = 'read' | 'write' | 'confirm' | 'destructive' | 'off';
 
 export interface McpToolPolicySetting {
   policy: McpToolPolicyName;
@@ -112,7 +113,7 @@ const urlSchema = z
   })
   .transform((value) => new URL(value).toString());
 
-const policySchema = z.object({ policy: z.enum(['read', 'write', 'destructive', 'off'], { error: 'Use read, write, destructive or off' }) }).strict();
+const policySchema = z.object({ policy: z.enum(['read', 'write', 'confirm', 'destructive', 'off'], { error: 'Use read, write, confirm, destructive or off' }) }).strict();
 
 const toolPoliciesSchema = z
   .record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'Not a valid tool name'), policySchema)

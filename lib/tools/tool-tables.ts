@@ -21,7 +21,7 @@ export interface McpServersTable {
   url: string;
   kind: 'mcp' | 'companion';
   enabled: number;
-  /** JSON: tool name → { policy: 'read' | 'write' | 'destructive' | 'off' }. */
+  /** JSON: tool name → { policy: 'read' | 'write' | 'confirm' | 'destructive' | 'off' }. */
   tool_policies: string;
   /** JSON: tool name → hash of the tool as approved (name, description, schemas). */
   approved_tools: string;

@@ -207,7 +207,7 @@ for (const dialect of DIALECTS) {
       assert.equal(d['headers.Bad Header'], 'Not a valid header name');
       assert.equal(d['headers.Host'], 'This header is set by the transport');
       assert.equal(d['headers.Authorization'], 'No line breaks');
-      assert.equal(d['toolPolicies.search_courses.policy'], 'Use read, write, destructive or off');
+      assert.equal(d['toolPolicies.search_courses.policy'], 'Use read, write, confirm, destructive or off');
 
       const credentialsInUrl = await post(BASE, { name: 'Creds', url: 'https://user:pw@tools.example/mcp' });
       assert.equal(credentialsInUrl.status, 400);
@@ -374,7 +374,7 @@ for (const dialect of DIALECTS) {
       const badBody = await post(`${BASE}/${id}/approve`, { hash: 'abc', policies: { drop_course: 'sometimes', 'bad name': 'read' }, extra: 1 });
       assert.equal(badBody.status, 400);
       assert.equal(badBody.body.error.details.hash, 'Not a tool list hash');
-      assert.equal(badBody.body.error.details['policies.drop_course'], 'Use read, write, destructive or off');
+      assert.equal(badBody.body.error.details['policies.drop_course'], 'Use read, write, confirm, destructive or off');
       assert.equal(badBody.body.error.details.extra, 'Unknown field');
       const stray = await post(`${BASE}/${id}/approve`, { hash: review.hash, policies: { enrol: 'read' } });
       assert.equal(stray.status, 400);

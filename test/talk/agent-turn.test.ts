@@ -158,7 +158,7 @@ for (const dialect of DIALECTS) {
       assert.doesNotMatch(JSON.stringify(detail), /CATALOGUE:|It is 10:00 in the room|You are librarian/);
     });
 
-    it('S6: a write tool the model calls after reading tool output is not executed', async () => {
+    it('S6: a write tool the model calls after reading tool output is not executed; it waits for the user (S7)', async () => {
       await s.h.application.toolAssignments.replace(bot.id, [
         { name: 'search_catalogue', config: {} },
         { name: 'enrol', config: {} },
@@ -176,7 +176,9 @@ for (const dialect of DIALECTS) {
       const last = chatBodies().slice(requestsBefore).at(-1)!;
       const held = last.messages.filter((m) => m.role === 'tool').at(-1)!;
       assert.equal(held.name, 'enrol');
-      assert.match(held.content ?? '', /^ACTION NOT RUN: enrol/);
+      // The MCP provider stores the call and the server asks alice; the model never gets the code.
+      assert.match(held.content ?? '', /^NOT DONE YET\. enrol was not sent to the tool server/);
+      assert.ok(s.bot(room).some((m) => /Confirmation needed/.test(m.message) && m.message.includes('enrol')), 'the server asked for a confirmation');
       assert.equal(s.bot(room).at(-1)!.message, 'Biology is on Monday. Enrolling needs your confirmation.');
     });
 

@@ -53,7 +53,7 @@ export interface McpServerView extends McpServerPublic {
 
 const BASE = '/api/v1/admin/mcp-servers';
 const CREATE_FIELDS = new Set(['name', 'url', 'kind', 'enabled', 'headers', 'toolPolicies']);
-const POLICIES = ['read', 'write', 'destructive', 'off'] as const;
+const POLICIES = ['read', 'write', 'confirm', 'destructive', 'off'] as const;
 const ID_PATTERN = /^[A-Za-z0-9-]{1,64}$/;
 
 const PROBLEMS = ['unreachable', 'blocked', 'unauthorized', 'http_error', 'timeout', 'protocol_error', 'credentials_unreadable', 'failed'] as const;
@@ -89,7 +89,7 @@ const reviewAnswer = z.object({
     serverId: z.string(),
     hash: z.string(),
     approvedToolsHash: z.string().nullable(),
-    tools: z.array(z.record(z.string(), z.unknown()).describe('name, description, inputSchema, annotations, hash, status (approved/new/changed), suggestedPolicy, policy, configSchema')),
+    tools: z.array(z.record(z.string(), z.unknown()).describe('name, description, inputSchema, annotations, hash, status (approved/new/changed), suggestedPolicy, policy, effectivePolicy, declaresConfirmation, configSchema')),
     removed: z.array(z.string()),
     pending: z.array(z.string()),
   }),
@@ -188,7 +188,7 @@ function idOf(req: Request): string {
 
 const policyValue = z.preprocess(
   (v) => (isPlainObject(v) && Object.keys(v).length === 1 && 'policy' in v ? v['policy'] : v),
-  z.enum(POLICIES, { error: 'Use read, write, destructive or off' }),
+  z.enum(POLICIES, { error: 'Use read, write, confirm, destructive or off' }),
 );
 
 const approveSchema = z
