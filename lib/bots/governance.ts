@@ -14,6 +14,7 @@ import { BotVersions, configOf, readTools, writeTools, type BotConfig } from './
 import { botCreateSchema, botUpdateSchema, questionnaireSchema, type BotCreateBody, type BotUpdateBody } from './bot-schemas.ts';
 import { BotStore, BotValidationError, MENTION_TAKEN, normalizeMention, type Bot, type BotState, type Questionnaire, type TeamMembers, type Visibility } from './bot-store.ts';
 import { TEAM_MODERATOR_LEVEL, type Memberships, type MembershipService, type TeamMember } from './memberships.ts';
+import type { ToolFamilyGate } from './tool-family-gate.ts';
 
 export interface Scope {
   visibility: Visibility;
@@ -130,6 +131,8 @@ export function registryToolGate(registry: ToolRegistry): ToolGate {
     validate: (assignments) => registry.validateAssignments(assignments),
     async writes(assignments, user) {
       if (assignments.length === 0) return false;
+      // S9: a bot that acts through an agent profile is never published without review.
+      if (assignments.some((a) => a.config['agentProfile'] !== undefined)) return true;
       const ctx = createInvocationContext({ user, actorKind: 'user', botId: 'governance-check' });
       const loadout = await registry.loadout(ctx, assignments);
       return assignments.some((a) => loadout.policyOf(a.name)?.readOnly !== true);
@@ -162,6 +165,10 @@ export interface GovernanceDeps {
   /** The server-side allowed-model check (ModelCatalog). */
   models: { assertAllowed(ref: string): Promise<unknown> };
   tools: ToolGate;
+  /** Agent profiles on assignments: exist, enabled, granted to this bot or its owner, scope inside the grant (S13). */
+  agentProfiles?: { problems(bot: { id: string | null; ownerUid: string }, tools: ToolAssignment[]): Promise<Record<string, string>> };
+  /** The owner's personal choice of first-party tool families (issue 7); unset: every family. */
+  toolFamilies?: ToolFamilyGate;
   dedicated?: DedicatedTalkBots;
   logger: Logger;
   now?: () => number;
@@ -224,6 +231,8 @@ export class Governance {
   readonly #memberships: MembershipService;
   readonly #models: GovernanceDeps['models'];
   readonly #tools: ToolGate;
+  readonly #toolFamilies: ToolFamilyGate | undefined;
+  readonly #agentProfiles: GovernanceDeps['agentProfiles'];
   readonly #dedicated: DedicatedTalkBots | undefined;
   readonly #logger: Logger;
   readonly #now: () => number;
@@ -237,6 +246,8 @@ export class Governance {
     this.#memberships = deps.memberships;
     this.#models = deps.models;
     this.#tools = deps.tools;
+    this.#toolFamilies = deps.toolFamilies;
+    this.#agentProfiles = deps.agentProfiles;
     this.#dedicated = deps.dedicated;
     this.#logger = deps.logger;
   }
@@ -314,6 +325,8 @@ export class Governance {
     if (given.mention !== undefined && (await this.#bots.mentionTaken(given.mention))) fields.mention = MENTION_TAKEN;
     if (given.model !== undefined) await this.#checkModel(given.model, fields);
     const tools = given.tools !== undefined ? this.#checkTools(given.tools, fields) : [];
+    if (this.#toolFamilies && tools.length > 0) Object.assign(fields, await this.#toolFamilies.problems(user.uid, tools));
+    if (this.#agentProfiles && tools.length > 0) Object.assign(fields, await this.#agentProfiles.problems({ id: null, ownerUid: user.uid }, tools));
     this.#checkScope({ visibility: given.visibility ?? 'personal', allowedGroups: given.allowedGroups ?? [], allowedTeams: given.allowedTeams ?? [], guestsAllowed: given.guestsAllowed ?? false }, m, true, fields);
     if (Object.keys(fields).length > 0) throw new BotValidationError(fields);
     const body = given as BotCreateBody;
@@ -349,6 +362,11 @@ export class Governance {
     if (body.mention !== undefined && normalizeMention(body.mention) !== bot.mention) fields.mention = 'The mention cannot be changed after creation';
     if (body.model !== undefined) await this.#checkModel(body.model, fields);
     const tools = body.tools !== undefined ? this.#checkTools(body.tools, fields) : working.tools;
+    if (this.#toolFamilies && body.tools !== undefined) {
+      const had = new Set(working.tools.map((t) => t.name));
+      Object.assign(fields, await this.#toolFamilies.problems(bot.ownerUid, tools.filter((t) => !had.has(t.name))));
+    }
+    if (this.#agentProfiles && body.tools !== undefined) Object.assign(fields, await this.#agentProfiles.problems({ id: bot.id, ownerUid: bot.ownerUid }, tools));
     const target = mergeConfig(working, body, tools, tree);
     const widensToGlobal = target.visibility === 'global' && bot.visibility !== 'global';
     this.#checkScope(target, m, widensToGlobal, fields);

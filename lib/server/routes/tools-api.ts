@@ -11,6 +11,8 @@ import { REASON_PROVIDER_UNAVAILABLE, type RegistryToolMetadata, type ToolAssign
 import { HttpError } from '../http-error.ts';
 import { apiHeaders, csrfGuard, requireUser } from '../middleware/access.ts';
 import type { RouteSpec } from '../openapi.ts';
+import type { ToolFamilyGate } from '../../bots/tool-family-gate.ts';
+import type { ActingUser } from '../../nextcloud/identity.ts';
 import { requireActingUser } from '../request-auth.ts';
 
 export interface ToolsApiDeps {
@@ -23,6 +25,8 @@ export interface ToolsApiDeps {
   mcp?: { store: McpServerStore; manager: McpProviderManager };
   /** How long the catalogue waits for providers to list before answering from metadata (default 3 s). */
   refreshTimeoutMs?: number;
+  /** The personal choice of first-party tool families (issue 7): enforced on save, reported in the catalogue. */
+  toolFamilies?: { gate: ToolFamilyGate; enabled(user: ActingUser): Promise<Set<string>> };
   /** Called after a bot's assignments were replaced. */
   onAssignmentsChanged?: (botId: string) => void | Promise<void>;
 }
@@ -81,7 +85,7 @@ const botToolsAnswer = z.object({ botId: z.string(), tools: z.array(botTool) });
 const botParams = z.object({ id: z.string().regex(BOT_ID) });
 
 export const TOOLS_API_SPECS: RouteSpec[] = [
-  { method: 'get', path: '/api/v1/tools', operationId: 'listTools', summary: 'The tool catalogue (answers from metadata while a provider is down)', tag: 'tools', access: 'user', response: { status: 200, name: 'ToolCatalogue', schema: z.object({ tools: z.array(catalogueTool) }) } },
+  { method: 'get', path: '/api/v1/tools', operationId: 'listTools', summary: 'The tool catalogue (answers from metadata while a provider is down)', tag: 'tools', access: 'user', response: { status: 200, name: 'ToolCatalogue', schema: z.object({ tools: z.array(catalogueTool), enabledFamilies: z.array(z.string()).optional().describe('First-party tool families the caller enabled in their personal settings; tools of other families cannot be added to their bots') }) } },
   { method: 'get', path: '/api/v1/bots/{id}/tools', operationId: 'getBotTools', summary: "A bot's tool assignments (owner or admin)", tag: 'tools', access: 'user', params: botParams, response: { status: 200, name: 'BotTools', schema: botToolsAnswer }, errors: [403, 404, 503] },
   { method: 'put', path: '/api/v1/bots/{id}/tools', operationId: 'replaceBotTools', summary: "Replace a personal bot's tool assignments (shared bots change through review)", tag: 'tools', access: 'user', params: botParams, body: { name: 'BotToolsUpdate', schema: putSchema }, response: { status: 200, name: 'BotToolsSaved', schema: botToolsAnswer }, errors: [400, 403, 404, 409, 503] },
 ];
@@ -187,8 +191,16 @@ export function toolsApiRoutes(deps: ToolsApiDeps): Router {
     });
   }
 
-  router.get('/api/v1/tools', ...user, async (_req, res) => {
+  router.get('/api/v1/tools', ...user, async (req, res) => {
     await refresh();
+    let enabledFamilies: string[] | undefined;
+    if (deps.toolFamilies) {
+      try {
+        enabledFamilies = [...(await deps.toolFamilies.enabled(requireActingUser(req)))];
+      } catch (err) {
+        deps.logger.warn({ err }, 'could not read the personal tool families');
+      }
+    }
     const meta = deps.registry.metadata();
     const why = await reasons(meta);
     const tools = Object.entries(meta).map(([name, m]): CatalogueTool => {
@@ -198,7 +210,7 @@ export function toolsApiRoutes(deps: ToolsApiDeps): Router {
       if (m.pendingApproval !== undefined) item.pendingApproval = m.pendingApproval;
       return item;
     });
-    res.json({ tools });
+    res.json(enabledFamilies === undefined ? { tools } : { tools, enabledFamilies });
   });
 
   router.get('/api/v1/bots/:id/tools', ...user, async (req, res) => {
@@ -229,6 +241,11 @@ export function toolsApiRoutes(deps: ToolsApiDeps): Router {
       else indexByName.set(a.name, i);
     });
     if (Object.keys(fields).length > 0) throw invalid(fields);
+    if (deps.toolFamilies) {
+      const had = new Set((await deps.assignments.list(bot.id)).map((a) => a.name));
+      Object.assign(fields, await deps.toolFamilies.gate.problems(bot.ownerUid, wanted.filter((a) => !had.has(a.name))));
+      if (Object.keys(fields).length > 0) throw invalid(fields);
+    }
 
     const checked = deps.registry.validateAssignments(wanted.filter((a) => !inert.has(a.name)));
     if (!checked.ok) {

@@ -1,0 +1,49 @@
+// The "Talk AI" sections in Nextcloud's admin and personal settings (AppAPI declarative settings,
+// contract §4, capture 86): registered on enable, removed on disable. Every form is checked against
+// the shape core accepts before anything is sent, because a form core rejects breaks the settings
+// pages of every user (86: registerFormWithoutSectionType).
+import type { Logger } from '../log/logger.ts';
+import type { NextcloudClient } from '../nextcloud/client.ts';
+import { NextcloudNotFoundError } from '../nextcloud/errors.ts';
+import type { Registrar } from './enabled-handler.ts';
+import { assertValidForm, type DeclarativeForm } from './settings-forms.ts';
+
+const SETTINGS = '/ocs/v1.php/apps/app_api/api/v1/ui/settings';
+
+export interface SettingsRegistrarDeps {
+  nextcloud: NextcloudClient;
+  forms: () => DeclarativeForm[];
+  logger: Logger;
+  /** After the forms are registered (the admin form's values are reconciled); a failure only logs. */
+  afterRegister?: () => Promise<unknown>;
+}
+
+export function settingsRegistrar(deps: SettingsRegistrarDeps): Registrar {
+  const ocs = (method: string, body: Record<string, unknown>) => deps.nextcloud.system().ocs(method, SETTINGS, { body });
+  return {
+    name: 'the settings forms',
+    register: async () => {
+      const forms = deps.forms();
+      for (const form of forms) assertValidForm(form);
+      for (const form of forms) await ocs('POST', { formScheme: form });
+      deps.logger.info({ forms: forms.map((f) => f.id) }, 'settings forms registered');
+      try {
+        await deps.afterRegister?.();
+      } catch (err) {
+        deps.logger.warn({ err }, 'the admin settings form could not be reconciled after registration');
+      }
+    },
+    unregister: async () => {
+      const removed: string[] = [];
+      for (const form of deps.forms()) {
+        try {
+          await ocs('DELETE', { formId: form.id });
+          removed.push(form.id);
+        } catch (err) {
+          if (!(err instanceof NextcloudNotFoundError)) throw err;
+        }
+      }
+      deps.logger.info({ removed }, 'settings forms unregistered');
+    },
+  };
+}

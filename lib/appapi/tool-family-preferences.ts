@@ -1,0 +1,65 @@
+// Which first-party tool families a user lets their bots use: the personal declarative form's value,
+// stored by AppAPI as the user's ExApp preference (contract §7; capture 86/88). The app page writes the
+// same preference through us, because Nextcloud 29 refuses a non-admin's save on a personal form (86).
+import type { Logger } from '../log/logger.ts';
+import type { NextcloudClient } from '../nextcloud/client.ts';
+import type { ActingUser } from '../nextcloud/identity.ts';
+import { TOOL_FAMILIES, TOOL_FAMILIES_KEY, type ToolFamilyName } from './settings-forms.ts';
+
+const PREFERENCE = '/ocs/v1.php/apps/app_api/api/v1/ex-app/preference';
+
+export type ToolFamilyChoice = Record<ToolFamilyName, boolean>;
+
+export function isToolFamily(value: unknown): value is ToolFamilyName {
+  return typeof value === 'string' && (TOOL_FAMILIES as readonly string[]).includes(value);
+}
+
+/** Unset, or a family the stored object does not name (added later): enabled, like the form's default. */
+export function parseToolFamilies(stored: string | undefined): ToolFamilyChoice {
+  const choice = Object.fromEntries(TOOL_FAMILIES.map((f) => [f, true])) as ToolFamilyChoice;
+  if (stored === undefined || stored === '') return choice;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(stored);
+  } catch {
+    return choice;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return choice;
+  for (const f of TOOL_FAMILIES) {
+    const v = (parsed as Record<string, unknown>)[f];
+    if (typeof v === 'boolean') choice[f] = v;
+  }
+  return choice;
+}
+
+export class ToolFamilyPreferences {
+  readonly #nextcloud: NextcloudClient;
+  readonly #logger: Logger;
+
+  constructor(nextcloud: NextcloudClient, logger: Logger) {
+    this.#nextcloud = nextcloud;
+    this.#logger = logger;
+  }
+
+  /** Read as the user (AppAPI takes the user from the auth header); a failure throws. */
+  async get(user: ActingUser): Promise<ToolFamilyChoice> {
+    const rows = await this.#nextcloud.as(user).ocs<Array<{ configkey?: unknown; configvalue?: unknown }>>('POST', `${PREFERENCE}/get-values`, {
+      body: { configKeys: [TOOL_FAMILIES_KEY] },
+    });
+    const row = Array.isArray(rows) ? rows.find((r) => r.configkey === TOOL_FAMILIES_KEY) : undefined;
+    return parseToolFamilies(typeof row?.configvalue === 'string' ? row.configvalue : undefined);
+  }
+
+  async enabled(user: ActingUser): Promise<Set<ToolFamilyName>> {
+    const choice = await this.get(user);
+    return new Set(TOOL_FAMILIES.filter((f) => choice[f]));
+  }
+
+  /** Stored as the JSON object the multi-checkbox form writes, so both places show the same choice. */
+  async set(user: ActingUser, choice: ToolFamilyChoice): Promise<ToolFamilyChoice> {
+    const value = JSON.stringify(Object.fromEntries(TOOL_FAMILIES.map((f) => [f, choice[f]])));
+    await this.#nextcloud.as(user).ocs('POST', PREFERENCE, { body: { configKey: TOOL_FAMILIES_KEY, configValue: value } });
+    this.#logger.info({ uid: user.uid, enabled: TOOL_FAMILIES.filter((f) => choice[f]) }, 'tool families chosen');
+    return this.get(user);
+  }
+}
