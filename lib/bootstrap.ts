@@ -81,6 +81,12 @@ import { RoomInfo } from './talk/room-info.ts';
 import { RoutingIndex } from './talk/routing-index.ts';
 import { sharedTalkBotRegistrar, SHARED_ROUTE, TalkIdentities } from './talk/talk-identities.ts';
 import { uiRegistrar } from './appapi/ui-registrar.ts';
+import { AdminFormSync } from './appapi/admin-form-sync.ts';
+import { adminForm, personalForm } from './appapi/settings-forms.ts';
+import { settingsRegistrar } from './appapi/settings-registrar.ts';
+import { ToolFamilyPreferences } from './appapi/tool-family-preferences.ts';
+import { toolFamilyGate } from './bots/tool-family-gate.ts';
+import { personalSettingsRoutes } from './server/routes/personal-settings.ts';
 import { talkWebhookRoutes } from './talk/webhook-route.ts';
 import { dedicatedWebhookRoutes } from './talk/dedicated-webhooks.ts';
 import { IdentityGate } from './router/identity-gate.ts';
@@ -88,6 +94,12 @@ import { ToolAssignmentStore } from './tools/tool-assignments.ts';
 import { ToolRegistry } from './tools/tool-registry.ts';
 import { TraceStore } from './traces/trace-store.ts';
 import { loadVaultKey, Vault } from './vault/vault.ts';
+import { AccountCheck } from './agent-profiles/account-check.ts';
+import { AgentProfileAssignments } from './agent-profiles/assignment-check.ts';
+import { ExecutionResolver } from './agent-profiles/execution-resolver.ts';
+import { AgentProfileStore } from './agent-profiles/profile-store.ts';
+import { ToolAudit } from './agent-profiles/tool-audit.ts';
+import { agentProfilesApiRoutes, DELEGATED_ADMIN_GROUPS_KEY } from './server/routes/agent-profiles-api.ts';
 
 export interface Application {
   app: Express;
@@ -260,7 +272,27 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   // Governance: visibility scopes, approvals and the version a person talks to.
   const memberships = new MembershipService(nextcloud, { now });
   const dedicated = new DedicatedTalkBotService({ db, identities });
-  const governance = new Governance({ db, memberships, models: catalog, tools: registryToolGate(registry), dedicated, logger, now });
+  // Agent profiles (S13): one resolver decides as whom each tool call runs; every call is audited.
+  const agentProfiles = new AgentProfileStore(db, vault, now);
+  const toolAudit = new ToolAudit(db, settings, now);
+  const accountCheck = new AccountCheck({ nextcloud, directory: new UserDirectory(nextcloud), states: userStates, adminCheck, delegatedAdminGroups: async () => (await settings.get<string[]>(DELEGATED_ADMIN_GROUPS_KEY)) ?? [], now });
+  const executionResolver = new ExecutionResolver({
+    profiles: agentProfiles,
+    accounts: accountCheck,
+    nextcloud,
+    bots,
+    assignmentConfig: async (botId, tool) => (await toolAssignments.list(botId)).find((a) => a.name === tool)?.config ?? null,
+    audit: toolAudit,
+    logger,
+    now,
+  });
+  registry.useExecutionGate(executionResolver);
+  const profileAssignments = new AgentProfileAssignments({ profiles: agentProfiles, bots, familyOf: (tool) => registry.metadata()[tool]?.family ?? null });
+  toolAssignments.useHooks(profileAssignments.hooks());
+  // The owner's personal choice of first-party tool families (issue 7), read through AppAPI preferences.
+  const toolFamilyPreferences = new ToolFamilyPreferences(nextcloud, logger);
+  const familyGate = toolFamilyGate({ registry, enabledFamilies: (owner) => toolFamilyPreferences.enabled(owner) });
+  const governance = new Governance({ db, memberships, models: catalog, tools: registryToolGate(registry), toolFamilies: familyGate, agentProfiles: profileAssignments, dedicated, logger, now });
   const access = options.botAccess ?? new GovernanceAccessPolicy({ memberships, logger, ownerStatus: (uid) => userStates.statusOf(uid) });
   const resolver = new BotConfigResolver(db);
   // Knowledge: vectors in their own SQLite file (or PostgreSQL), URLs and providers through the egress module (S18).
@@ -301,7 +333,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   toolAssignments.useHooks(wiki.assignmentHooks);
   governance.useAssignmentHooks(wiki.assignmentHooks);
   const roomUploads = new RoomUploads({ rooms: knowledge.rooms, assignments: toolAssignments, logger });
-  const deletion = new BotDeletion({ db, queue: requestQueue, traces, dedicated, logger, owners: [{ name: 'knowledge', removeBot: (id) => knowledge.forgetBot(id) }, { name: 'wiki', removeBot: (id) => wiki.forgetBot(id) }],
+  const deletion = new BotDeletion({ db, queue: requestQueue, traces, dedicated, logger, owners: [{ name: 'knowledge', removeBot: (id) => knowledge.forgetBot(id) }, { name: 'wiki', removeBot: (id) => wiki.forgetBot(id) }, { name: 'agent-profiles', removeBot: (id) => agentProfiles.removeBot(id) }],
     // Users whose requests wait in the rate-limit queue get a final message in Talk (the processor posts it).
     tell: (request, text) => processor.tell(request, text) });
   const router = new MessageRouter({ bots, access, onboarding, memory, rooms, resolver, roomData: roomUploads });
@@ -365,10 +397,14 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     logger,
   });
   registry.register(firstParty, 'first-party');
+  firstParty.useExecutionGate(executionResolver);
   confirmations.registerExecutor(firstParty);
   wiki.provider.useConfirmations(confirmations);
   confirmations.registerExecutor(wiki.provider);
   selfConfirming.push(firstParty, wiki.provider);
+  // MCP servers and companions: writes the admin or the companion marks, and writes after untrusted content, wait for "yes <code>" (S7, S17).
+  mcpProviders.useConfirmations(confirmations);
+  selfConfirming.push(mcpProviders);
   await confirmations.loadIndex();
   const processor = new EventProcessor({
     inbox,
@@ -406,8 +442,13 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   const registrars: Registrar[] = [
     sharedTalkBotRegistrar(identities, logger),
     uiRegistrar({ nextcloud, exAppDir: options.exAppDir ?? join(REPO_ROOT, 'ex_app'), appVersion: config.appVersion, logger }),
+    settingsRegistrar({ nextcloud, forms: () => [adminForm(config.nextcloudUrl), personalForm()], logger, afterRegister: () => adminFormSync.reconcile() }),
   ];
   const enabled = new EnabledHandler(registrars, logger);
+  // Set once the processing control exists (below); values saved in Nextcloud's admin form reach the worker too.
+  let afterFormApplied: () => Promise<void> = async () => undefined;
+  const adminFormSync = new AdminFormSync({ nextcloud, settings, llmSettings, logger, onApplied: () => afterFormApplied() });
+  const reconcileAdminForm = () => void adminFormSync.reconcile().catch((err: unknown) => logger.debug({ err }, 'admin settings form not reconciled'));
   const metrics = new RuntimeMetrics();
 
   const settingsChangedHere = async () => {
@@ -438,10 +479,13 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   };
   // After an admin or owner changes configuration, the processing side reloads it.
   const propagateChanges = Router();
-  propagateChanges.use(/^\/api\/v1\/(admin|bots)\//, (req, res, next) => {
+  // No trailing slash in the pattern: Express 5 never matched `^/api/v1/(admin|bots)/` as a mount path.
+  propagateChanges.use(/^\/api\/v1\/(admin|bots)/, (req, res, next) => {
     if (req.method !== 'GET') {
       res.on('finish', () => {
         if (res.statusCode < 400) void processing.settingsChanged().catch((err: unknown) => logger.warn({ err }, 'could not propagate a configuration change'));
+        // The values Nextcloud's admin settings form shows follow the app page.
+        if (res.statusCode < 400 && /^\/api\/v1\/admin\/(settings|ratelimit)(\?|$)/.test(req.originalUrl) && enabled.enabled) reconcileAdminForm();
       });
     }
     next();
@@ -463,12 +507,14 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
       }),
       propagateChanges,
       sessionInfoRoutes({ adminCheck, version: config.appVersion }),
+      personalSettingsRoutes({ preferences: toolFamilyPreferences, logger }),
       adminSettingsRoutes({ llmSettings, catalog, adminCheck, logger }),
       mcpAdminRoutes({ store: mcpServers, manager: mcpProviders, adminCheck, logger, fetch: providerEgress }),
       adminPolicyRoutes({ settings, egress: egressSettings, links: linkAllowList, adminCheck, logger, onChange: settingsChangedHere }),
-      toolsApiRoutes({ registry, assignments: toolAssignments, bots, adminCheck, logger, mcp: { store: mcpServers, manager: mcpProviders } }),
+      toolsApiRoutes({ registry, assignments: toolAssignments, bots, adminCheck, logger, mcp: { store: mcpServers, manager: mcpProviders }, toolFamilies: { gate: familyGate, enabled: (u) => toolFamilyPreferences.enabled(u) } }),
       rateLimitAdminRoutes({ settings, limiter: rateLimiter, queue: requestQueue, processQueueNow: () => processing.processQueueNow(), adminCheck, logger }),
       tracesApiRoutes({ traces, adminCheck, logger }),
+      agentProfilesApiRoutes({ profiles: agentProfiles, accounts: accountCheck, audit: toolAudit, settings, bots, adminCheck, logger }),
       botsApiRoutes({
         governance,
         access,
@@ -482,6 +528,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
         logger,
         onChange: () => processing.settingsChanged(),
         knowledge: { sourceCount: async (id) => (await knowledge.sources.list(id)).length },
+        agentProfiles,
       }),
       openApiRoutes(() => apiDocument(config.appVersion) as never),
       runtimeStatusRoutes({
@@ -556,6 +603,15 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     })().catch((err: unknown) => logger.warn({ err }, 'maintenance failed'));
   }, 3600_000);
   maintenance.unref();
+  // The tool audit is kept for the admin's retention period, pruned daily where the Talk worker runs.
+  const pruneAudit = () => void toolAudit.prune().catch((err: unknown) => logger.warn({ err }, 'tool audit retention failed'));
+  if (runsWorker) pruneAudit();
+  const auditRetention = setInterval(() => runsWorker && pruneAudit(), DAY);
+  auditRetention.unref();
+  // Values the admin saved in Nextcloud's own settings form, picked up within a minute (HTTP side only).
+  afterFormApplied = () => processing.settingsChanged();
+  const adminFormPoll = setInterval(() => role !== 'processing' && enabled.enabled && reconcileAdminForm(), 60_000);
+  adminFormPoll.unref();
 
   return {
     app,
@@ -587,6 +643,8 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     processing,
     close: async () => {
       clearInterval(maintenance);
+      clearInterval(auditRetention);
+      clearInterval(adminFormPoll);
       clearInterval(knowledgeMaintenance);
       clearTimeout(firstReconcile);
       clearInterval(dailyReconcile);
