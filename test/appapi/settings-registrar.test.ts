@@ -120,8 +120,8 @@ for (const dialect of DIALECTS) {
       const put = await h.fetch('/api/v1/admin/settings', { method: 'PUT', headers: h.browserHeaders('admin'), body: { conversationMemoryTokens: 16000 } });
       assert.equal(put.status, 200, put.text);
       await waitFor(() => config(ADMIN_FIELDS.memoryTokens) === '16000', 'the form follows the app page');
-      const seen = await h.application.settings.get<Record<string, string>>(ADMIN_FORM_SEEN_KEY);
-      assert.equal(seen?.[ADMIN_FIELDS.memoryTokens], '16000');
+      // The sync records what it wrote right after writing it.
+      await waitFor(async () => (await h.application.settings.get<Record<string, string>>(ADMIN_FORM_SEEN_KEY))?.[ADMIN_FIELDS.memoryTokens] === '16000', 'the written value to be recorded as seen');
       // Unchanged in Nextcloud since: the next reconciliation keeps the app page's value.
       await enable(true);
       assert.equal((await h.application.llmSettings.get()).conversationMemoryTokens, 16000);
