@@ -176,6 +176,7 @@ export const catalogItemOut = z.object({
   access: z.object({ type: z.enum(['owner', 'tester', 'global', 'group', 'team']), names: z.array(z.string()) }),
   toolCount: z.number(),
   tools: z.array(z.string()),
+  runsAs: z.array(z.object({ tool: z.string(), profileLabel: z.string() })).describe("Tools that act as an enabled agent profile's service account (the profile's label only)"),
   knowledgeEnabled: z.boolean(),
   knowledgeSourceCount: z.number(),
   hasOnboarding: z.boolean(),

@@ -35,6 +35,8 @@ export interface BotsApiDeps {
   logger: Logger;
   /** Knowledge sources per bot, once the knowledge feature exists. */
   knowledge?: { sourceCount(botId: string): Promise<number> };
+  /** Agent profiles, for the catalogue's "runs as a service account" (label only). */
+  agentProfiles?: { get(id: string): Promise<{ label: string; enabled: boolean } | null> };
   /** After a change that affects routing (mentions, active bots, Talk identities). */
   onChange?: () => void | Promise<void>;
 }
@@ -226,6 +228,21 @@ export function botsApiRoutes(deps: BotsApiDeps): Router {
       res.json({ permissions, visibilities });
     },
     getCatalog: async (_req, res, user) => {
+      const labels = new Map<string, string | null>();
+      const runsAs = async (tools: ReadonlyArray<{ name: string; config: Record<string, unknown> }>) => {
+        const out: Array<{ tool: string; profileLabel: string }> = [];
+        for (const t of tools) {
+          const id = t.config['agentProfile'];
+          if (typeof id !== 'string' || !deps.agentProfiles) continue;
+          if (!labels.has(id)) {
+            const profile = await deps.agentProfiles.get(id);
+            labels.set(id, profile?.enabled ? profile.label : null);
+          }
+          const label = labels.get(id);
+          if (label) out.push({ tool: t.name, profileLabel: label });
+        }
+        return out;
+      };
       const items = [];
       for (const b of await gov.listActive()) {
         const decision = await deps.access.canUse(b, { kind: 'user', uid: user.uid, user });
@@ -243,6 +260,7 @@ export function botsApiRoutes(deps: BotsApiDeps): Router {
           access: { type, names: decision.names ?? [] },
           toolCount: effective.tools.length,
           tools: effective.tools.map((t) => t.name),
+          runsAs: await runsAs(effective.tools),
           knowledgeEnabled: effective.knowledgeEnabled,
           knowledgeSourceCount: effective.knowledgeEnabled && deps.knowledge ? await deps.knowledge.sourceCount(b.id) : 0,
           hasOnboarding: effective.onboardingQuestions !== null,
