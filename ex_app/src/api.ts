@@ -21,6 +21,16 @@ export function proxyBase(appId = 'educai'): string {
   return generateUrl(`/apps/app_api/proxy/${appId}`);
 }
 
+/** Field messages: `details.fields` (bots, knowledge) or a flat `details` map (tools, traces). */
+function fieldsOf(details: unknown): Record<string, string> {
+  if (details === null || typeof details !== 'object') return {};
+  const d = details as { fields?: unknown };
+  const source = d.fields !== null && typeof d.fields === 'object' ? (d.fields as Record<string, unknown>) : (details as Record<string, unknown>);
+  const out: Record<string, string> = {};
+  for (const [key, value] of Object.entries(source)) if (typeof value === 'string') out[key] = value;
+  return out;
+}
+
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { Accept: 'application/json', requesttoken: getRequestToken() ?? '' };
   if (body !== undefined) headers['Content-Type'] = 'application/json';
@@ -38,8 +48,8 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
     json = null;
   }
   if (!res.ok) {
-    const err = (json as { error?: { code?: string; message?: string; details?: { fields?: Record<string, string> } } } | null)?.error;
-    throw new ApiError(res.status, err?.code ?? 'http_' + res.status, err?.message ?? `The server answered ${res.status}`, err?.details?.fields ?? {});
+    const err = (json as { error?: { code?: string; message?: string; details?: unknown } } | null)?.error;
+    throw new ApiError(res.status, err?.code ?? 'http_' + res.status, err?.message ?? `The server answered ${res.status}`, fieldsOf(err?.details));
   }
   return json as T;
 }
@@ -81,6 +91,8 @@ export interface CatalogBot {
   access: { type: 'owner' | 'tester' | 'global' | 'group' | 'team'; names: string[] };
   toolCount: number;
   tools: string[];
+  /** Tools that act as a service account, with the agent profile's label only. */
+  runsAs?: Array<{ tool: string; profileLabel: string }>;
   knowledgeEnabled: boolean;
   knowledgeSourceCount: number;
   hasOnboarding: boolean;

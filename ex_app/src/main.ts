@@ -1,6 +1,8 @@
 import { loadState } from '@nextcloud/initial-state';
 import { createApp } from 'vue';
 import App from './App.vue';
+import { proxyBase } from './api.ts';
+import { loadTranslations } from './l10n.ts';
 
 export interface PageConfig {
   appId: string;
@@ -27,5 +29,7 @@ function mount(): void {
   createApp(App, { config: pageConfig() }).mount(root);
 }
 
-if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', mount);
-else mount();
+// The user's language first, so that the first render is already translated.
+const start = (): void => void loadTranslations('educai', proxyBase()).finally(mount);
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+else start();

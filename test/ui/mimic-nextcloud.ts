@@ -35,7 +35,8 @@ function sessionUser(req: IncomingMessage): string | null {
   return m ? m[1]! : null;
 }
 
-export async function startMimicNextcloud(h: Harness, users: Record<string, { displayName: string; admin: boolean }>): Promise<MimicNextcloud> {
+/** `language`: the user's Nextcloud language, set on <html lang> as core does (default en). */
+export async function startMimicNextcloud(h: Harness, users: Record<string, { displayName: string; admin: boolean; language?: string }>): Promise<MimicNextcloud> {
   const proxied: MimicNextcloud['proxied'] = [];
 
   const page = (uid: string, res: ServerResponse) => {
@@ -60,7 +61,7 @@ export async function startMimicNextcloud(h: Harness, users: Record<string, { di
         `<input type="hidden" id="initial-state-app_api-${escapeHtml(s.key)}" value="${Buffer.from(JSON.stringify(JSON.stringify(s.value))).toString('base64')}">`,
     );
     const html = `<!DOCTYPE html>
-<html class="ng-csp" data-placeholder-focus="false" lang="en" data-locale="en" translate="no">
+<html class="ng-csp" data-placeholder-focus="false" lang="${escapeHtml(user.language ?? 'en')}" data-locale="${escapeHtml(user.language ?? 'en')}" translate="no">
 <head data-user="${escapeHtml(uid)}" data-user-displayname="${escapeHtml(user.displayName)}" data-requesttoken="${escapeHtml(token)}">
 <meta charset="utf-8">
 <title>Talk AI - Nextcloud</title>
