@@ -2,12 +2,8 @@
 // playwright-core), inside the mimic of Nextcloud's embedded page, against the real ExApp, the fake
 // Nextcloud, a fake model provider and a real MCP server. Screenshots of every page, light and dark.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { TOOL_FAMILIES_KEY } from '../../lib/appapi/settings-forms.ts';
 import { issueFromConfirmedTalkAuthor } from '../../lib/nextcloud/identity.ts';
 import { createInvocationContext } from '../../lib/tools/tool-provider.ts';
@@ -15,13 +11,9 @@ import { AGENT_ACCOUNT_USERS, DEFAULT_USERS } from '../fakes/nextcloud/users.ts'
 import { FakeOpenAI } from '../fakes/openai/fake-openai.ts';
 import { startHarness, type Harness } from '../helpers/harness.ts';
 import { startTestMcpServer, text, type TestMcpServer } from '../mcp/mcp-test-server.ts';
+import { ensureFrontendBuilt, launchChromium, openAs, screenshot, seriousViolations } from './browser.ts';
 import { startMimicNextcloud, type MimicNextcloud } from './mimic-nextcloud.ts';
 
-const repoRoot = new URL('../..', import.meta.url).pathname;
-const artifacts = join(repoRoot, 'test-artifacts', 'ui');
-/** `EDUCAI_SCREENSHOTS=docs` also refreshes the checked-in screenshots in docs/screenshots/. */
-const docs = process.env['EDUCAI_SCREENSHOTS'] === 'docs' ? join(repoRoot, 'docs', 'screenshots') : null;
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const KEY = 'sk-admin-pages-secret-0123456789';
 
 const SECTIONS = [
@@ -36,25 +28,6 @@ const SECTIONS = [
 ] as const;
 /** A profile credential; write-only, so it must never reach the page or an API answer. */
 const BRIDGE_SECRET = 'bridge-token-ui-5a4b3c2d1e0f9988';
-
-function ensureFrontendBuilt(): void {
-  if (existsSync(join(repoRoot, 'ex_app', 'js', 'educai-manifest.json'))) return;
-  execFileSync('npm', ['run', 'build:frontend'], { cwd: repoRoot, stdio: 'inherit' });
-}
-
-async function screenshot(page: Page, name: string, toDocs = false): Promise<void> {
-  for (const dir of [artifacts, ...(toDocs && docs ? [docs] : [])]) {
-    mkdirSync(dir, { recursive: true });
-    await page.screenshot({ path: join(dir, name), fullPage: false });
-  }
-}
-
-async function seriousViolations(page: Page): Promise<unknown[]> {
-  if (!(await page.evaluate('typeof axe !== "undefined"'))) await page.addScriptTag({ content: AXE_SOURCE });
-  const violations = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) =>
-    r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.map((n) => JSON.stringify(n.target)).slice(0, 3) })))`)) as Array<{ impact: string }>;
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-}
 
 describe('administration pages in Chromium', () => {
   let h: Harness;
@@ -71,11 +44,7 @@ describe('administration pages in Chromium', () => {
     h = await startHarness({ dialect: 'sqlite', users: [...DEFAULT_USERS, ...AGENT_ACCOUNT_USERS] });
     assert.deepEqual((await h.fetch('/enabled?enabled=1', { method: 'PUT', headers: h.headers('') })).json, { error: '' });
     nc = await startMimicNextcloud(h, { alice: { displayName: 'Alice', admin: false }, admin: { displayName: 'admin', admin: true } });
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {
@@ -86,19 +55,8 @@ describe('administration pages in Chromium', () => {
     await llm?.close();
   });
 
-  async function open(uid: string, hash: string, colorScheme: 'light' | 'dark' = 'light'): Promise<{ context: BrowserContext; page: Page }> {
-    // bypassCSP only so that axe can be injected (toolchain trap 4).
-    const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 }, colorScheme });
-    await context.addCookies([{ name: 'mimic_user', value: uid, url: nc.url }]);
-    const page = await context.newPage();
-    page.on('console', (m) => {
-      // A 400 answer is the server's field validation, which the page shows at the fields.
-      if (m.type() === 'error' && !/status of 400/.test(m.text())) consoleErrors.push(`${uid}: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => consoleErrors.push(`${uid}: ${e.message}`));
-    await page.goto(`${nc.pageUrl}#${hash}`);
-    return { context, page };
-  }
+  const open = (uid: string, hash: string, colorScheme: 'light' | 'dark' = 'light'): Promise<{ context: BrowserContext; page: Page }> =>
+    openAs(browser, nc, uid, { hash, colorScheme, height: 900, errors: consoleErrors });
 
   it('lets the admin set an endpoint and key, lists the endpoint’s models, and shows the key only masked after a reload', async () => {
     const { context, page } = await open('admin', 'admin/models');
@@ -287,7 +245,9 @@ describe('administration pages in Chromium', () => {
       await list.getByText('Enabled', { exact: true }).waitFor();
       assert.deepEqual((await h.fetch(`/api/v1/admin/agent-profiles/${profile.id}`, { headers: h.browserHeaders('admin') })).json.profile.credentials, [{ name: 'bridge-token', set: true }]);
       assert.deepEqual(await seriousViolations(page), []);
-      for (const close of await page.locator('.educai-toast__close').all()) await close.click();
+      // No toasts over the screenshot (they also fade out by themselves).
+      const closers = page.locator('.educai-toast__close');
+      while ((await closers.count()) > 0) await closers.first().click({ timeout: 2000 }).catch(() => undefined);
       await screenshot(page, 'admin-agent-profiles.png', true);
 
       // The audit trail: the tool call, filters, retention.

@@ -1,45 +1,11 @@
 // The built app page in real headless Chromium (Debian's, driven by playwright-core),
 // inside a mimic of Nextcloud's embedded page, against the real ExApp and the fake Nextcloud.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startHarness, type Harness } from '../helpers/harness.ts';
+import { ensureFrontendBuilt, launchChromium, openAs, screenshot, seriousViolations } from './browser.ts';
 import { startMimicNextcloud, type MimicNextcloud } from './mimic-nextcloud.ts';
-
-const repoRoot = new URL('../..', import.meta.url).pathname;
-const artifacts = join(repoRoot, 'test-artifacts', 'ui');
-/** `EDUCAI_SCREENSHOTS=docs` also refreshes the README's screenshots in docs/screenshots/. */
-const screenshotDirs = [artifacts, ...(process.env['EDUCAI_SCREENSHOTS'] === 'docs' ? [join(repoRoot, 'docs', 'screenshots')] : [])];
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-/** The frontend is built by `make test`; a run of this file alone builds it when it is missing. */
-function ensureFrontendBuilt(): void {
-  if (existsSync(join(repoRoot, 'ex_app', 'js', 'educai-manifest.json'))) return;
-  execFileSync('npm', ['run', 'build:frontend'], { cwd: repoRoot, stdio: 'inherit' });
-}
-
-/** axe-core's serious and critical findings (contrast included) on the page as it is now. */
-async function seriousViolations(page: Page): Promise<Array<{ id: string; impact: string; targets: string[] }>> {
-  // A string, evaluated in the page: the backend's type check has no DOM library.
-  const violations = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) =>
-    r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => JSON.stringify(n.target)).slice(0, 3) })))`)) as Array<{
-    id: string;
-    impact: string;
-    targets: string[];
-  }>;
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-}
-
-async function screenshot(page: Page, name: string): Promise<void> {
-  for (const dir of screenshotDirs) {
-    mkdirSync(dir, { recursive: true });
-    await page.screenshot({ path: join(dir, name), fullPage: false });
-  }
-}
 
 describe('the app page in Chromium', () => {
   let h: Harness;
@@ -57,20 +23,7 @@ describe('the app page in Chromium', () => {
       admin: { displayName: 'admin', admin: true },
       bob: { displayName: 'Bob', admin: false, language: 'de' },
     });
-    // playwright starts Chromium with a fresh temporary --user-data-dir of its own on every launch.
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    browser = await launchChromium();
   });
 
   after(async () => {
@@ -79,20 +32,7 @@ describe('the app page in Chromium', () => {
     await h?.close();
   });
 
-  async function open(uid: string, colorScheme: 'light' | 'dark' = 'light'): Promise<{ context: BrowserContext; page: Page }> {
-    // bypassCSP only so that axe can be injected (trap 4); the app itself runs under the page's CSP in
-    // the first test, which opens its own context without it.
-    const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 800 }, colorScheme });
-    await context.addCookies([{ name: 'mimic_user', value: uid, url: nc.url }]);
-    const page = await context.newPage();
-    page.on('console', (m) => {
-      // A 400 answer is the server's field validation, which the page shows at the fields.
-      if (m.type() === 'error' && !/status of 400/.test(m.text())) consoleErrors.push(`${uid}: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => consoleErrors.push(`${uid}: ${e.message}`));
-    await page.goto(nc.pageUrl);
-    return { context, page };
-  }
+  const open = (uid: string, colorScheme: 'light' | 'dark' = 'light'): Promise<{ context: BrowserContext; page: Page }> => openAs(browser, nc, uid, { colorScheme, errors: consoleErrors });
 
   it('renders for alice under Nextcloud’s CSP, through the proxy, with the request token', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -155,7 +95,7 @@ describe('the app page in Chromium', () => {
       assert.match(described, /letters|digits|mention|invalid/i, `the field's own message: ${described}`);
       assert.equal(await page.getByLabel('Display name').inputValue(), 'Math Tutor', 'the form keeps what was typed');
       assert.equal(await page.getByLabel('Answer B to question 1', { exact: true }).inputValue(), 'Grade 8');
-      await screenshot(page, 'bot-editor.png');
+      await screenshot(page, 'bot-editor.png', true);
 
       await mention.fill('mathtutor');
       await page.getByRole('button', { name: 'Create bot' }).click();
@@ -175,7 +115,7 @@ describe('the app page in Chromium', () => {
       await page.getByText('No bot matches your search').waitFor();
       await page.getByLabel('Search bots').fill('fractions');
       await catalog.getByText('Math Tutor', { exact: true }).waitFor();
-      await screenshot(page, 'bots.png');
+      await screenshot(page, 'bots.png', true);
 
       const stored = await h.fetch('/api/v1/bots', { headers: h.browserHeaders('alice') });
       const bot = stored.json.bots.find((b: { mention: string }) => b.mention === 'mathtutor');
@@ -292,7 +232,7 @@ describe('the app page in Chromium', () => {
       assert.equal(await diff.locator('[data-field="tools"]').getAttribute('data-changed'), 'true');
       assert.match(await diff.locator('[data-field="tools"]').innerText(), /List shares/);
       assert.equal(await diff.locator('[data-field="displayName"]').getAttribute('data-changed'), 'false');
-      await screenshot(reviewer.page, 'approvals.png');
+      await screenshot(reviewer.page, 'approvals.png', true);
 
       await reviewer.page.getByRole('button', { name: 'Test Quiz Master in Talk' }).click();
       await item.getByText('You can talk to the pending version').waitFor();
@@ -361,7 +301,7 @@ describe('the app page in Chromium', () => {
       await table.waitFor();
       assert.equal(await table.locator('tbody tr').count(), 3);
       await page.getByText('3 turns').waitFor();
-      await screenshot(page, 'activity.png');
+      await screenshot(page, 'activity.png', true);
 
       await page.locator('select[name="status"]').selectOption('error');
       await page.getByRole('button', { name: 'Apply filters' }).click();
@@ -415,7 +355,7 @@ describe('the app page in Chromium', () => {
       await page.getByRole('button', { name: 'Neuer Bot' }).click();
       await page.getByLabel('Anzeigename').waitFor();
       await page.locator('[data-test="tool-picker"]').getByRole('heading', { name: 'Dateien' }).waitFor();
-      await screenshot(page, 'bot-editor-de.png');
+      await screenshot(page, 'bot-editor-de.png', true);
       assert.ok(nc.proxied.some((p) => p.uid === 'bob' && p.path === '/l10n/de.json'), 'the translations came through the proxy');
     } finally {
       await context.close();
@@ -429,10 +369,9 @@ describe('the app page in Chromium', () => {
         // No hover or focus transition in progress (Nextcloud's --animation-slow is 300 ms).
         await page.mouse.move(0, 0);
         await page.waitForTimeout(400);
-        await page.addScriptTag({ content: AXE_SOURCE });
         const serious = await seriousViolations(page);
         if (serious.length) problems.push(`${name}: ${JSON.stringify(serious, null, 2)}`);
-        await screenshot(page, `${name}-${scheme}.png`);
+        await screenshot(page, `${name}-${scheme}.png`, name === 'approvals' && scheme === 'dark');
       };
       const alice = await open('alice', scheme);
       try {

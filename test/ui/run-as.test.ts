@@ -3,37 +3,14 @@
 // An administrator creates an agent profile and grants it to alice's bot through the API; alice picks
 // the profile for a files tool in the editor, limits it to a folder inside the grant and saves.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { AGENT_ACCOUNT_USERS, DEFAULT_USERS } from '../fakes/nextcloud/users.ts';
 import { startHarness, type Harness } from '../helpers/harness.ts';
+import { artifacts, ensureFrontendBuilt, launchChromium, openAs, screenshot, seriousViolations } from './browser.ts';
 import { startMimicNextcloud, type MimicNextcloud } from './mimic-nextcloud.ts';
-
-const repoRoot = new URL('../..', import.meta.url).pathname;
-const artifacts = join(repoRoot, 'test-artifacts', 'ui');
-/** `EDUCAI_SCREENSHOTS=docs` also refreshes docs/screenshots/bot-editor-run-as.png. */
-const screenshotDirs = [artifacts, ...(process.env['EDUCAI_SCREENSHOTS'] === 'docs' ? [join(repoRoot, 'docs', 'screenshots')] : [])];
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-function ensureFrontendBuilt(): void {
-  if (existsSync(join(repoRoot, 'ex_app', 'js', 'educai-manifest.json'))) return;
-  execFileSync('npm', ['run', 'build:frontend'], { cwd: repoRoot, stdio: 'inherit' });
-}
-
-async function seriousViolations(page: Page): Promise<Array<{ id: string; impact: string; targets: string[] }>> {
-  await page.addScriptTag({ content: AXE_SOURCE });
-  const violations = (await page.evaluate(`axe.run(document, { resultTypes: ['violations'] }).then((r) =>
-    r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => JSON.stringify(n.target)).slice(0, 3) })))`)) as Array<{
-    id: string;
-    impact: string;
-    targets: string[];
-  }>;
-  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
-}
 
 describe('Run as, scope and confirmation in the bot editor', () => {
   let h: Harness;
@@ -54,11 +31,7 @@ describe('Run as, scope and confirmation in the bot editor', () => {
     const enabled = await h.fetch('/enabled?enabled=1', { method: 'PUT', headers: h.headers('') });
     assert.deepEqual(enabled.json, { error: '' });
     nc = await startMimicNextcloud(h, { alice: { displayName: 'Alice', admin: false }, admin: { displayName: 'admin', admin: true } });
-    browser = await chromium.launch({
-      executablePath: '/usr/bin/chromium',
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    });
+    browser = await launchChromium();
 
     // Alice's personal bot with a files tool; the admin's profile and its grant to that bot (seeded as other tests do).
     const created = await api('alice', 'POST', '/api/v1/bots', { mention: 'filer', displayName: 'Class Filer', systemPrompt: 'Files class material.', tools: [{ name: 'files_create', config: {} }] });
@@ -85,25 +58,8 @@ describe('Run as, scope and confirmation in the bot editor', () => {
     await h?.close();
   });
 
-  async function open(uid: string, colorScheme: 'light' | 'dark' = 'light'): Promise<{ context: BrowserContext; page: Page }> {
-    const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: 900 }, colorScheme });
-    await context.addCookies([{ name: 'mimic_user', value: uid, url: nc.url }]);
-    const page = await context.newPage();
-    page.on('console', (m) => {
-      // A 400 answer is the server's field validation, which the page shows at the fields.
-      if (m.type() === 'error' && !/status of 400/.test(m.text())) consoleErrors.push(`${uid}: ${m.text()}`);
-    });
-    page.on('pageerror', (e) => consoleErrors.push(`${uid}: ${e.message}`));
-    await page.goto(nc.pageUrl);
-    return { context, page };
-  }
-
-  async function screenshot(page: Page, name: string): Promise<void> {
-    for (const dir of screenshotDirs) {
-      mkdirSync(dir, { recursive: true });
-      await page.screenshot({ path: join(dir, name), fullPage: false });
-    }
-  }
+  const open = (uid: string, colorScheme: 'light' | 'dark' = 'light'): Promise<{ context: BrowserContext; page: Page }> =>
+    openAs(browser, nc, uid, { colorScheme, height: 900, errors: consoleErrors });
 
   it('explains in a new bot that a service account can be chosen after the first save; scope and confirmation are there already', async () => {
     const { context, page } = await open('alice');
@@ -149,7 +105,7 @@ describe('Run as, scope and confirmation in the bot editor', () => {
       await tool.getByText('The person who writes confirms every change the tool makes.').waitFor();
 
       assert.deepEqual(await seriousViolations(page), [], 'axe: the editor with Run as, scope and confirmation (light)');
-      await screenshot(page, 'bot-editor-run-as.png');
+      await screenshot(page, 'bot-editor-run-as.png', true);
 
       await page.getByRole('button', { name: 'Save', exact: true }).click();
       await page.getByText('Class Filer was saved.').waitFor();
