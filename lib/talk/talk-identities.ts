@@ -14,6 +14,8 @@ export function secretName(route: string): string {
   return `talk.bot-secret.${route}`;
 }
 
+const SEEN_REFRESH_MS = 10 * 60_000;
+
 /** Our Talk bots registered through AppAPI, and their secrets (in the vault). */
 export class TalkIdentities {
   readonly #db: Kysely<Database>;
@@ -21,6 +23,8 @@ export class TalkIdentities {
   readonly #nextcloud: NextcloudClient;
   readonly #now: () => number;
   readonly #secrets = new Map<string, string>();
+  /** When this process last wrote (room, route) to room_identities. */
+  readonly #seen = new Map<string, number>();
   readonly #speaksFor: ((botId: string) => Promise<boolean>) | null;
 
   /** `speaksFor`: whether a bot may answer through its own identity now (S14); replies fall back to the delivering one. */
@@ -87,6 +91,12 @@ export class TalkIdentities {
   /** Remembers that a room delivers through this identity (it is enabled there). */
   async sawRoom(roomToken: string, route: string): Promise<void> {
     const now = this.#now();
+    // Only the row's existence is read; writing it once per room and route every few minutes is enough.
+    const key = `${roomToken}\0${route}`;
+    const last = this.#seen.get(key);
+    if (last !== undefined && now - last < SEEN_REFRESH_MS && now >= last) return;
+    if (this.#seen.size >= 100_000) this.#seen.clear();
+    this.#seen.set(key, now);
     await this.#db
       .insertInto('room_identities')
       .values({ room_token: roomToken, route, last_seen_at: now })

@@ -34,6 +34,8 @@ export function loadVaultKey(options: { keyFile: string; envKey?: string | null 
   return key;
 }
 
+const PLAINTEXT_CACHE_SIZE = 256;
+
 /**
  * Provider keys, bot secrets and other credentials, encrypted at rest as JWE
  * (dir + A256GCM). The row name is bound into the protected header, so a
@@ -43,6 +45,8 @@ export class Vault {
   readonly #db: Kysely<Database>;
   readonly #key: Uint8Array;
   readonly #now: () => number;
+  /** Decrypted values by ciphertext: decrypting costs more than the rest of reading a secret. */
+  readonly #plain = new Map<string, { name: string; value: string }>();
 
   constructor(db: Kysely<Database>, key: Uint8Array, now: () => number = Date.now) {
     this.#db = db;
@@ -57,6 +61,9 @@ export class Vault {
   }
 
   async decrypt(name: string, ciphertext: string): Promise<string> {
+    // The ciphertext names its plaintext exactly, so a hit is never stale (another thread may rotate a secret).
+    const cached = this.#plain.get(ciphertext);
+    if (cached !== undefined && cached.name === name) return cached.value;
     let result;
     try {
       result = await compactDecrypt(ciphertext, this.#key);
@@ -66,6 +73,8 @@ export class Vault {
     if (result.protectedHeader.kid !== name) throw new VaultError(`secret "${name}" was stored under another name`);
     const value = new TextDecoder().decode(result.plaintext);
     registerSecret(value);
+    if (this.#plain.size >= PLAINTEXT_CACHE_SIZE) this.#plain.delete(this.#plain.keys().next().value as string);
+    this.#plain.set(ciphertext, { name, value });
     return value;
   }
 

@@ -55,5 +55,23 @@ for (const dialect of DIALECTS) {
         await tdb.drop();
       }
     });
+
+    it('reads a secret another thread rotated, though it keeps what it decrypted', async () => {
+      const tdb = await createTestDatabase(dialect);
+      try {
+        const key = new Uint8Array(32).fill(3);
+        const processing = new Vault(tdb.db, key);
+        const http = new Vault(tdb.db, key);
+        await http.put('bot.secret', 'first-secret-value-0001');
+        assert.equal(await processing.get('bot.secret'), 'first-secret-value-0001');
+        assert.equal(await processing.get('bot.secret'), 'first-secret-value-0001');
+        await http.put('bot.secret', 'second-secret-value-0002');
+        assert.equal(await processing.get('bot.secret'), 'second-secret-value-0002');
+        await http.delete('bot.secret');
+        assert.equal(await processing.get('bot.secret'), null);
+      } finally {
+        await tdb.drop();
+      }
+    });
   });
 }
