@@ -28,6 +28,8 @@ export class Checkpointer {
       env: {},
       // Nothing of the parent's command line (a test runner, a preload) belongs in this thread.
       execArgv: [],
+      // It holds two connections and a timer: a small heap keeps its share of the process's memory small.
+      resourceLimits: { maxYoungGenerationSizeMb: 1, maxOldGenerationSizeMb: 16 },
     });
     const checkpointer = new Checkpointer(worker, options.logger);
     await new Promise<void>((resolve, reject) => {
