@@ -31,6 +31,8 @@ export interface McpServer {
   approvedToolsHash: string | null;
   /** Names of the stored headers; their values never leave the vault except towards the server. */
   headerNames: string[];
+  /** In agent mode, this agent profile credential goes out as `Authorization: Bearer` on each call; null: none. */
+  agentCredential: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -45,6 +47,8 @@ export interface McpServerPublic {
   approvedToolsHash: string | null;
   /** Header name → mask; never the value. */
   headers: Record<string, string>;
+  /** The credential's name only; its value lives with the agent profile. */
+  agentCredential: string | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -57,6 +61,8 @@ export interface McpServerInput {
   /** Header name → value. On update, a value equal to MASK keeps the stored value; null or {} removes all. */
   headers?: Record<string, string> | null;
   toolPolicies?: Record<string, McpToolPolicySetting>;
+  /** Name of an agent profile credential (never its value); null removes it. */
+  agentCredential?: string | null;
 }
 
 export type McpServerPatch = Partial<Omit<McpServerInput, 'kind'>> & { kind?: McpServerKind };
@@ -78,6 +84,8 @@ export class McpServerValidationError extends Error {
 }
 
 export const MAX_HEADERS = 10;
+/** The name rule of agent profile credentials (lib/server/routes/agent-profiles-api.ts). */
+export const AGENT_CREDENTIAL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 const NAME_TAKEN = 'Another tool server already has this name';
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/;
 // Headers the transport sets itself; an admin value would break or hijack the protocol.
@@ -130,10 +138,16 @@ const fieldSchemas = {
   kind: z.enum(['mcp', 'companion'], { error: 'Use mcp or companion' }),
   enabled: z.boolean({ error: 'Must be true or false' }),
   toolPolicies: toolPoliciesSchema,
+  // A name as the agent profiles API accepts it; the registration never holds the secret itself.
+  agentCredential: z
+    .string({ error: 'Must be the name of an agent profile credential, or null' })
+    .regex(AGENT_CREDENTIAL_NAME, 'The name of an agent profile credential (letters, digits, dot, dash or underscore; at most 64), not its value')
+    .nullable(),
 };
 
 const createSchema = z.object({
   ...fieldSchemas,
+  agentCredential: fieldSchemas.agentCredential.default(null),
   kind: fieldSchemas.kind.default('mcp'),
   enabled: fieldSchemas.enabled.default(true),
   toolPolicies: fieldSchemas.toolPolicies.default({}),
@@ -215,6 +229,7 @@ function toServer(row: Selectable<McpServersTable>): McpServer {
     approvedTools: parseApproved(row.approved_tools),
     approvedToolsHash: row.approved_tools_hash,
     headerNames: parseJson<string[]>(row.header_names, [], (v) => Array.isArray(v) && v.every((x) => typeof x === 'string')),
+    agentCredential: typeof row.agent_credential === 'string' && AGENT_CREDENTIAL_NAME.test(row.agent_credential) ? row.agent_credential : null,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
   };
@@ -233,6 +248,7 @@ export function toPublic(server: McpServer): McpServerPublic {
     toolPolicies: structuredClone(server.toolPolicies),
     approvedToolsHash: server.approvedToolsHash,
     headers,
+    agentCredential: server.agentCredential,
     createdAt: server.createdAt,
     updatedAt: server.updatedAt,
   };
@@ -279,6 +295,7 @@ export class McpServerStore {
       approved_tools: '{}',
       approved_tools_hash: null,
       header_names: JSON.stringify(Object.keys(headers)),
+      agent_credential: v.agentCredential,
       created_at: now,
       updated_at: now,
     };
@@ -334,6 +351,7 @@ export class McpServerStore {
     if (v.name !== undefined) set.name = v.name;
     if (v.enabled !== undefined) set.enabled = v.enabled ? 1 : 0;
     if (v.toolPolicies !== undefined) set.tool_policies = JSON.stringify(v.toolPolicies);
+    if (v.agentCredential !== undefined) set.agent_credential = v.agentCredential;
     if (v.url !== undefined && v.url !== existing.url) {
       set.url = v.url;
       set.approved_tools = '{}';

@@ -29,6 +29,8 @@ export interface McpServersTable {
   approved_tools_hash: string | null;
   /** JSON array of header names; the values live in the vault. */
   header_names: string;
+  /** Name of the agent profile credential presented in agent mode (migration 0015); null: none. */
+  agent_credential: string | null;
   created_at: number;
   updated_at: number;
 }

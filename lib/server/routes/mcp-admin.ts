@@ -52,7 +52,7 @@ export interface McpServerView extends McpServerPublic {
 }
 
 const BASE = '/api/v1/admin/mcp-servers';
-const CREATE_FIELDS = new Set(['name', 'url', 'kind', 'enabled', 'headers', 'toolPolicies']);
+const CREATE_FIELDS = new Set(['name', 'url', 'kind', 'enabled', 'headers', 'toolPolicies', 'agentCredential']);
 const POLICIES = ['read', 'write', 'confirm', 'destructive', 'off'] as const;
 const ID_PATTERN = /^[A-Za-z0-9-]{1,64}$/;
 
@@ -67,6 +67,7 @@ const serverView = z.object({
   toolPolicies: z.record(z.string(), z.object({ policy: z.enum(POLICIES) })),
   approvedToolsHash: z.string().nullable(),
   headers: z.record(z.string(), z.string()).describe('Header name → mask; values are write-only'),
+  agentCredential: z.string().nullable().describe('Name of the agent profile credential presented in agent mode (never a value)'),
   createdAt: z.number(),
   updatedAt: z.number(),
   approvedTools: z.array(z.string()),
@@ -81,6 +82,12 @@ const serverBody = z
     enabled: z.boolean().optional(),
     headers: z.record(z.string(), z.string()).nullable().optional().describe('Header name → value; the mask keeps a stored value'),
     toolPolicies: z.record(z.string(), z.object({ policy: z.enum(POLICIES) })).optional(),
+    agentCredential: z
+      .string()
+      .regex(/^[A-Za-z0-9_.-]{1,64}$/)
+      .nullable()
+      .optional()
+      .describe("In agent mode, the name of the profile credential sent as 'Authorization: Bearer' on each tool call (the profile holds the value); null removes it"),
   })
   .strict();
 const serverParams = z.object({ id: z.string().regex(ID_PATTERN) });

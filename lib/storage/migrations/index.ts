@@ -12,6 +12,7 @@ import * as m0011 from './0011-user-states.ts';
 import * as m0012 from './0012-wiki-roots.ts';
 import * as m0013 from './0013-inbox-route-key.ts';
 import * as m0014 from './0014-agent-profiles.ts';
+import * as m0015 from './0015-mcp-agent-credential.ts';
 
 /** Ordered migrations; names sort in the order they must run. Append only. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '0012-wiki-roots': m0012,
   '0013-inbox-route-key': m0013,
   '0014-agent-profiles': m0014,
+  '0015-mcp-agent-credential': m0015,
 };
