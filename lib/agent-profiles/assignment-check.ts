@@ -5,12 +5,15 @@
 import { ToolAssignmentError, type AssignmentHooks } from '../tools/tool-assignments.ts';
 import { ResourceScope, type ResourceScopeInput } from '../tools/resource-scope.ts';
 import type { ToolAssignment } from '../tools/tool-registry.ts';
+import { profileCovers } from './profile-coverage.ts';
 import type { AgentProfileStore } from './profile-store.ts';
 
 export interface AssignmentCheckDeps {
   profiles: AgentProfileStore;
   /** The tool's family (files, sharing, calendar, deck, collectives) from the registry; null: none. */
   familyOf: (tool: string) => string | null;
+  /** The tool's provider id (`mcp:<server id>` for a tool server); a profile may name a tool server by it. */
+  providerOf?: (tool: string) => string | null;
   bots: { get(id: string): Promise<{ id: string; ownerUid: string } | null> };
 }
 
@@ -33,8 +36,7 @@ export class AgentProfileAssignments {
         fields[key] = 'No such agent profile, or it is disabled';
         continue;
       }
-      const family = this.#d.familyOf(t.name);
-      if (family === null || !profile.toolFamilies.includes(family)) {
+      if (!profileCovers(profile.toolFamilies, this.#d.familyOf(t.name), this.#d.providerOf?.(t.name) ?? null)) {
         fields[key] = `The agent profile "${profile.label}" does not cover this tool`;
         continue;
       }

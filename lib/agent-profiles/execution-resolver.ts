@@ -10,6 +10,7 @@ import { CONFIRMATION_POLICIES, DEFAULT_CONFIRMATION_POLICY, ResourceScope, type
 import type { ToolExecutionGate, ExecutionResolution, ExecutionCall, ExecutionAuditCall } from '../tools/tool-registry.ts';
 import { deriveInvocationContext, turnOf, type ExecutionInfo, type InvocationContext } from '../tools/tool-provider.ts';
 import type { AccountCheck } from './account-check.ts';
+import { profileCovers } from './profile-coverage.ts';
 import type { AgentProfileGrant, AgentProfileStore } from './profile-store.ts';
 import type { AuditRecord, ToolAudit } from './tool-audit.ts';
 
@@ -76,7 +77,7 @@ export class ExecutionResolver implements ToolExecutionGate {
     if (invoker === null || ctx.actorKind !== 'user') return refuse('only signed-in Nextcloud users can trigger this tool');
     const profile = await this.#d.profiles.get(profileId);
     if (!profile?.enabled) return refuse("this tool's agent profile is disabled or was removed");
-    if (call.family === null || !profile.toolFamilies.includes(call.family)) return refuse("this tool is not one of its agent profile's tool families");
+    if (!profileCovers(profile.toolFamilies, call.family, call.provider ?? null)) return refuse("this tool is not one of its agent profile's tool families");
     const bot = await this.#d.bots.get(ctx.botId);
     const grant = bot ? pickGrant(await this.#d.profiles.grantsFor(profileId, bot), assignmentScope) : null;
     if (!grant) return refuse('this bot is no longer allowed to use its agent profile');

@@ -53,6 +53,8 @@ export interface ExecutionCall {
   tool: string;
   /** The tool's family from its provider's metadata (files, sharing, calendar, …); null when it has none. */
   family: string | null;
+  /** The id of the tool's provider (`mcp:<server id>` for a tool server), which an agent profile may name too. */
+  provider?: string;
   /** The assignment's reserved keys (agentProfile, scope, confirmation). */
   config: Record<string, unknown>;
 }
@@ -244,7 +246,7 @@ class LoadoutImpl implements Loadout {
     // The server decides as whom this call runs, from the assignment alone (never from the arguments).
     let callCtx = ctx;
     if (this.#gate !== null) {
-      const resolved = await this.#gate.resolve(ctx, { tool: name, family: this.#families.get(name) ?? null, config: reserved }).catch((error: unknown) => {
+      const resolved = await this.#gate.resolve(ctx, { tool: name, family: this.#families.get(name) ?? null, provider: claim.entry.provider.id, config: reserved }).catch((error: unknown) => {
         this.#logger.warn({ tool: name, err: error }, 'could not resolve how a tool call runs');
         return { ok: false as const, message: 'the server could not decide how this tool may run', mode: 'user' as const, profileId: null };
       });

@@ -4,6 +4,7 @@
 import express, { Router, type Request } from 'express';
 import { z } from 'zod';
 import type { AccountCheck } from '../../agent-profiles/account-check.ts';
+import { TOOL_SERVER_FAMILY } from '../../agent-profiles/profile-coverage.ts';
 import { CredentialMissingError, type AgentProfile, type AgentProfileGrant, type AgentProfileStore } from '../../agent-profiles/profile-store.ts';
 import type { ToolAudit } from '../../agent-profiles/tool-audit.ts';
 import type { AdminCheck } from '../../appapi/admin-check.ts';
@@ -51,7 +52,10 @@ const profileBody = z
     label: z.string().trim().min(1, 'Required').max(200, 'At most 200 characters'),
     accountUid: uid.describe('The unprivileged Nextcloud account the profile acts as (must exist, be enabled, not be an admin or sub-admin)'),
     scopeDescription: z.string().max(2000, 'At most 2000 characters'),
-    toolFamilies: z.array(z.enum(FAMILIES)).max(FAMILIES.length),
+    toolFamilies: z
+      .array(z.union([z.enum(FAMILIES), z.string().regex(TOOL_SERVER_FAMILY, 'A tool family, or a tool server as mcp:<server id>')]))
+      .max(FAMILIES.length + 20)
+      .describe('First-party families, and tool servers (MCP, companions) as mcp:<server id>'),
     triggerGroups: z.array(groupId).max(50).describe('Groups whose members may trigger the profile'),
     confirmGroups: z.array(groupId).max(50).describe('Groups whose members may confirm its destructive actions'),
     enabled: z.boolean(),
