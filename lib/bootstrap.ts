@@ -287,7 +287,9 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     now,
   });
   registry.useExecutionGate(executionResolver);
-  const profileAssignments = new AgentProfileAssignments({ profiles: agentProfiles, bots, familyOf: (tool) => registry.metadata()[tool]?.family ?? null });
+  const profileAssignments = new AgentProfileAssignments({ profiles: agentProfiles, bots, familyOf: (tool) => registry.metadata()[tool]?.family ?? null, providerOf: (tool) => registry.metadata()[tool]?.provider ?? null });
+  // Tool servers with an agentCredential get the profile's credential per agent-mode call (S20).
+  mcpProviders.useAgentProfiles({ credentials: agentProfiles, execution: executionResolver });
   toolAssignments.useHooks(profileAssignments.hooks());
   // The owner's personal choice of first-party tool families (issue 7), read through AppAPI preferences.
   const toolFamilyPreferences = new ToolFamilyPreferences(nextcloud, logger);

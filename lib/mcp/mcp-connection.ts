@@ -1,5 +1,6 @@
 // One MCP client session per registered server over streamable HTTP: initialize, cached tools/list, tools/call.
 
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -50,11 +51,21 @@ export interface McpConnectionOptions {
   onToolsChanged?: () => void;
 }
 
+/**
+ * Opens a credential for exactly one outbound request: `send` receives the extra headers and
+ * performs the request. The value lives only inside that callback, never on the connection.
+ */
+export type CallAuthorizer = (send: (headers: Record<string, string>) => Promise<Response>) => Promise<Response>;
+
 export interface McpCallOptions {
   /** Request `_meta` (the companion's signed context); never contains secrets. */
   meta?: Record<string, unknown>;
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** Extra headers for this call's tools/call request only (not initialize, listings or other calls). */
+  authorize?: CallAuthorizer;
+  /** The error text when the server refuses this call with HTTP 401/403 (default: an admin must check the credentials). */
+  unauthorizedMessage?: string;
 }
 
 export interface McpConnectionStatus {
@@ -71,6 +82,27 @@ export class McpUnreachableError extends Error {
 
 class HeaderLoadError extends Error {
   override name = 'HeaderLoadError';
+}
+
+/** The per-call credential could not be opened; the request was not sent. */
+class CallCredentialError extends Error {
+  override name = 'CallCredentialError';
+}
+
+interface CallAuth {
+  tool: string;
+  authorize: CallAuthorizer;
+}
+
+/** Whether a request body is the JSON-RPC tools/call of `tool` (the one request a per-call credential is for). */
+function isToolsCallOf(body: unknown, tool: string): boolean {
+  if (typeof body !== 'string') return false;
+  try {
+    const message: unknown = JSON.parse(body);
+    return isPlainObject(message) && message['method'] === 'tools/call' && isPlainObject(message['params']) && message['params']['name'] === tool;
+  } catch {
+    return false;
+  }
 }
 
 const CLIENT_INFO = { name: 'educai', version: '0.1.0' };
@@ -179,6 +211,8 @@ export class McpConnection {
   #downUntil = 0;
   #lastError: string | null = null;
   #closed = false;
+  /** The per-call authorizer of the tools/call running in this async context (never a secret itself). */
+  readonly #callAuth = new AsyncLocalStorage<CallAuth>();
 
   constructor(options: McpConnectionOptions) {
     this.name = options.name;
@@ -235,13 +269,12 @@ export class McpConnection {
     if (options.meta !== undefined && Object.keys(options.meta).length > 0) params._meta = options.meta;
     try {
       // Retried only after a session error: the server never saw the request then.
-      const raw = await this.#withSession(
-        (client) => client.callTool(params, undefined, { timeout, ...(signal ? { signal } : {}) }),
-        false,
-      );
+      const run = () => this.#withSession((client) => client.callTool(params, undefined, { timeout, ...(signal ? { signal } : {}) }), false);
+      const authorize = options.authorize;
+      const raw = authorize === undefined ? await run() : await this.#callAuth.run({ tool: name, authorize }, run);
       return toToolResult(raw);
     } catch (error) {
-      return this.#callError(error, timeout, signal);
+      return this.#callError(error, timeout, signal, options.unauthorizedMessage);
     }
   }
 
@@ -371,7 +404,21 @@ export class McpConnection {
       }
       const headers = new Headers(init?.headers);
       for (const [key, value] of Object.entries(extra)) headers.set(key, value);
-      return base(url, { ...init, headers });
+      // A per-call credential goes on its own tools/call only, opened right before the send.
+      const auth = this.#callAuth.getStore();
+      if (auth === undefined || init?.method !== 'POST' || !isToolsCallOf(init.body, auth.tool)) return base(url, { ...init, headers });
+      let sent = false;
+      try {
+        return await auth.authorize((callHeaders) => {
+          sent = true;
+          const own = new Headers(headers);
+          for (const [key, value] of Object.entries(callHeaders)) own.set(key, value);
+          return base(url, { ...init, headers: own });
+        });
+      } catch (error) {
+        if (sent) throw error;
+        throw new CallCredentialError(`the call credential for ${this.name} cannot be opened`);
+      }
     };
   }
 
@@ -385,13 +432,15 @@ export class McpConnection {
     await client?.close().catch(() => undefined);
   }
 
-  #callError(error: unknown, timeoutMs: number, signal: AbortSignal | undefined): ToolResult {
+  #callError(error: unknown, timeoutMs: number, signal: AbortSignal | undefined, unauthorizedMessage: string | undefined): ToolResult {
     if (signal?.aborted) return errorResult('ERROR: The tool call was cancelled.');
     if (isMcpError(error) && error.code === MCP_REQUEST_TIMEOUT) {
       return errorResult(`ERROR: The tool server ${this.name} did not answer within ${Math.max(1, Math.round(timeoutMs / 1000))} seconds.`);
     }
     if (error instanceof HeaderLoadError) return errorResult(`ERROR: The credentials for the tool server ${this.name} cannot be read. An admin must enter them again.`);
+    if (error instanceof CallCredentialError) return errorResult(`ERROR: The credential for the tool server ${this.name} cannot be read. Nothing was sent.`);
     if (isStreamableHttpError(error) && (error.code === 401 || error.code === 403)) {
+      if (unauthorizedMessage !== undefined) return errorResult(unauthorizedMessage);
       return errorResult(`ERROR: The tool server ${this.name} refused the request (HTTP ${error.code}). An admin must check its credentials.`);
     }
     if (isTransportError(error)) {

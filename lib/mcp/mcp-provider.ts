@@ -6,14 +6,17 @@ import { isTurnTainted } from '../agent/turn-taints.ts';
 import type { ConfirmationExecutor, ConfirmationService, StoredAction } from '../confirmations/confirmation-service.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
-import type { ConfirmationRequester } from '../tools/first-party-provider.ts';
+import type { ConfirmationRequester, ConfirmedExecutionGate } from '../tools/first-party-provider.ts';
 import { isPlainObject, setOwn } from '../tools/json-schema.ts';
 import { policyFromMcpAnnotations } from '../tools/tool-policy.ts';
 import {
   createInvocationContext,
+  deriveInvocationContext,
   errorResult,
+  turnOf,
   textResult,
   type ConfigValidation,
+  type ExecutionInfo,
   type InvocationContext,
   type ToolDefinition,
   type ToolMetadata,
@@ -21,12 +24,24 @@ import {
   type ToolResult,
 } from '../tools/tool-provider.ts';
 import type { ProviderTier, ToolRegistry } from '../tools/tool-registry.ts';
-import { McpConnection, McpUnreachableError, describeError, unreachableMessage, type FetchLike, type ListedTool, type McpConnectionOptions } from './mcp-connection.ts';
+import { McpConnection, McpUnreachableError, describeError, unreachableMessage, type FetchLike, type ListedTool, type McpCallOptions, type McpConnectionOptions } from './mcp-connection.ts';
 import { bindingOf, describeCall, type McpCallBinding } from './mcp-confirmation.ts';
 import type { McpServer, McpServerStore, McpToolPolicyName, McpToolPolicySetting } from './mcp-server-store.ts';
 import { declaresConfirmation, effectiveToolRule, policyForSetting, REQUIRES_CONFIRMATION_META, type EffectiveToolRule } from './mcp-tool-rules.ts';
 
 export { policyForSetting, REQUIRES_CONFIRMATION_META };
+
+/**
+ * What the MCP providers need of the agent profiles (lib/agent-profiles): the names of a profile's
+ * credentials, a credential opened for one request, and the re-check of a confirmed agent-mode call.
+ */
+export interface McpAgentProfiles {
+  credentials: {
+    credentialNames(profileId: string): Promise<string[]>;
+    withProfileCredential<T>(profileId: string, name: string, fn: (value: string) => Promise<T>): Promise<T>;
+  };
+  execution: ConfirmedExecutionGate;
+}
 
 /** What the MCP providers need of the confirmation service: store and post requests, run confirmed calls. */
 export type McpConfirmations = ConfirmationRequester & Pick<ConfirmationService, 'registerExecutor'>;
@@ -325,6 +340,8 @@ export interface McpProviderOptions {
   confirmations?: McpConfirmations | null;
   /** Whether the turn already holds content the invoker did not type (S6); defaults to the turn's taint. */
   isTainted?: (ctx: InvocationContext) => boolean;
+  /** Agent profiles: without them, agent-mode calls of a server with an agentCredential are refused (fail closed). */
+  agentProfiles?: McpAgentProfiles | null;
 }
 
 function ruleOf(server: McpServer, tool: ListedTool): EffectiveToolRule {
@@ -340,6 +357,7 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
   readonly #connection: McpConnection;
   readonly #isTainted: (ctx: InvocationContext) => boolean;
   #confirmations: McpConfirmations | null;
+  #agentProfiles: McpAgentProfiles | null;
   #server: McpServer;
   #listed: ListedTool[] | null = null;
   #reachable: boolean | null = null;
@@ -352,6 +370,7 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
     this.#confirmations = options.confirmations ?? null;
+    this.#agentProfiles = options.agentProfiles ?? null;
     this.#isTainted = options.isTainted ?? isTurnTainted;
     const serverId = options.server.id;
     this.#connection = new McpConnection({
@@ -385,6 +404,11 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
   /** Calls that need the user's confirmation are stored here; until set, they are refused. */
   useConfirmations(confirmations: McpConfirmations | null): void {
     this.#confirmations = confirmations;
+  }
+
+  /** Agent-mode credentials and the re-check of confirmed agent-mode calls. */
+  useAgentProfiles(agentProfiles: McpAgentProfiles | null): void {
+    this.#agentProfiles = agentProfiles;
   }
 
   get confirms(): boolean {
@@ -514,7 +538,22 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
     if (ruleOf(server, tool).policy === null) return errorResult(`ERROR: An admin turned ${tool.name} off. Nothing was done.`);
     const checked = this.validateConfig(tool.name, binding.config);
     if (!checked.ok) return errorResult(`ERROR: The configuration of ${tool.name} is no longer valid. Nothing was done.`);
-    const ctx = createInvocationContext({
+    // The call runs as the identity it was requested under, decided again now (profile, grant, account; S13).
+    let acting = user;
+    let execution: ExecutionInfo | null = null;
+    const gate = this.#agentProfiles?.execution ?? null;
+    if (gate !== null) {
+      const resolved = await gate.resolveConfirmed(action, user);
+      if (!resolved.ok) {
+        await this.#auditConfirmed(action, user, null, action.execution?.['mode'] === 'agent' ? 'agent' : 'user', null, 'refused', resolved.message);
+        return errorResult(`ERROR: Not allowed any more: ${resolved.message}. Nothing was done.`);
+      }
+      acting = resolved.user;
+      execution = resolved.execution;
+    } else if (action.execution?.['mode'] === 'agent') {
+      return errorResult('ERROR: This call was requested through an agent profile, which cannot be checked now. Nothing was done.');
+    }
+    const base = createInvocationContext({
       user,
       actorKind: 'user',
       botId: action.botId,
@@ -522,7 +561,28 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
       threadId: binding.threadId,
       messageId: binding.messageId,
     });
-    return this.#send(server, tool.name, action.args, checked.config, ctx);
+    const ctx = execution === null ? base : deriveInvocationContext(base, { user: acting, execution });
+    const result = await this.#send(server, tool.name, action.args, checked.config, ctx);
+    if (gate !== null) {
+      const detail = result.isError ? String((result.content[0] as { text?: unknown } | undefined)?.text ?? '') : '';
+      await this.#auditConfirmed(action, user, acting, execution?.mode ?? 'user', execution?.profileId ?? null, result.isError ? 'error' : 'ok', detail);
+    }
+    return result;
+  }
+
+  async #auditConfirmed(action: StoredAction, invoker: ActingUser, acting: ActingUser | null, mode: 'user' | 'agent', profileId: string | null, outcome: 'ok' | 'error' | 'refused', detail: string): Promise<void> {
+    await this.#agentProfiles?.execution.record({
+      mode,
+      profileId,
+      invokerUid: invoker.uid,
+      actingUid: acting?.uid ?? null,
+      botId: action.botId,
+      roomToken: action.roomToken,
+      tool: action.tool,
+      args: action.args,
+      outcome,
+      detail: `confirmed${detail ? `: ${detail}` : ''}`,
+    });
   }
 
   async #send(server: McpServer, name: string, args: Record<string, unknown>, config: Record<string, unknown>, ctx: InvocationContext): Promise<ToolResult> {
@@ -533,26 +593,71 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
       meta[CONTEXT_META_KEY] = token;
       if (Object.keys(config).length > 0) meta[CONFIG_META_KEY] = config;
     }
-    const result = await this.#connection.callTool(name, args, { meta, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+    const credential = await this.#callCredential(server, ctx);
+    if (!credential.ok) return errorResult(credential.message);
+    const result = await this.#connection.callTool(name, args, { meta, ...(ctx.signal ? { signal: ctx.signal } : {}), ...credential.options });
     if (result.isError) this.#logger.info({ provider: this.id, tool: name }, 'MCP tool returned an error result');
     return result;
   }
 
+  /**
+   * In agent mode on a server that names a profile credential: an authorizer that opens it for
+   * this call's tools/call request only (S20: the value never lands on a long-lived object). A
+   * profile without it is refused before anything is sent. In user mode nothing is added.
+   */
+  async #callCredential(server: McpServer, ctx: InvocationContext): Promise<{ ok: true; options: Pick<McpCallOptions, 'authorize' | 'unauthorizedMessage'> } | { ok: false; message: string }> {
+    const name = server.agentCredential;
+    if (name === null) return { ok: true, options: {} };
+    const execution = ctx.execution;
+    if (execution?.mode !== 'agent') {
+      return {
+        ok: true,
+        options: { unauthorizedMessage: `ERROR: The tool server ${server.name} refused the request (HTTP 401/403): it accepts this tool only when the bot acts through an agent profile that holds its credential. Nothing was done.` },
+      };
+    }
+    const profiles = this.#agentProfiles?.credentials ?? null;
+    const profileId = execution.profileId;
+    if (profiles === null || profileId === null) return { ok: false, message: `ERROR: The credential of the agent profile for the tool server ${server.name} cannot be read now. Nothing was sent.` };
+    const names = await profiles.credentialNames(profileId).catch(() => null);
+    if (names === null) return { ok: false, message: `ERROR: The credential of the agent profile for the tool server ${server.name} cannot be read now. Nothing was sent.` };
+    if (!names.includes(name)) {
+      return { ok: false, message: `ERROR: The tool server ${server.name} needs the agent profile credential "${name}", which this bot's agent profile does not have. An admin must add it to the profile. Nothing was sent.` };
+    }
+    return {
+      ok: true,
+      options: {
+        authorize: (send) => profiles.withProfileCredential(profileId, name, (value) => send({ Authorization: `Bearer ${value}` })),
+        unauthorizedMessage: `ERROR: The tool server ${server.name} refused the agent profile's credential "${name}". An admin must check it. Nothing was done.`,
+      },
+    };
+  }
+
   async #requestConfirmation(ctx: InvocationContext, name: string, args: Record<string, unknown>, binding: McpCallBinding, reason: string): Promise<ToolResult> {
     const confirmations = this.#confirmations;
-    const user = ctx.user;
-    if (confirmations === null || user === null || ctx.actorKind !== 'user' || ctx.roomToken === null) {
+    // The invoker confirms, also in agent mode (where the call's user is the profile's account).
+    const turn = turnOf(ctx);
+    const user = turn.user;
+    const execution = ctx.execution;
+    if (confirmations === null || user === null || turn.actorKind !== 'user' || turn.roomToken === null) {
       return errorResult(`ERROR: ${name} needs the confirmation of a signed-in user (${reason}), which is only possible in a Talk conversation. Nothing was done.`);
     }
     const description = describeCall(name, this.#server.name, args);
     const requested = await confirmations
-      .requestConfirmation(ctx, { providerId: this.id, tool: name, args, binding: { ...binding }, description, reason })
+      .requestConfirmation(turn, {
+        providerId: this.id,
+        tool: name,
+        args,
+        binding: { ...binding },
+        description,
+        reason,
+        ...(execution ? { execution: { mode: execution.mode, profileId: execution.profileId, scope: execution.scope.toJSON(), confirmation: execution.confirmation } } : {}),
+      })
       .catch((err: unknown) => {
         this.#logger.warn({ err, provider: this.id, tool: name }, 'a confirmation could not be recorded');
         return null;
       });
     if (requested === null) return errorResult('ERROR: The confirmation could not be recorded, so nothing will happen.');
-    const delivered = await confirmations.deliver(ctx, requested);
+    const delivered = await confirmations.deliver(turn, requested);
     if (!delivered.posted && !delivered.notified) {
       await confirmations.cancel(requested.id);
       return errorResult('ERROR: The confirmation request could not be sent to the user, so nothing will happen. Try again later.');
@@ -732,6 +837,7 @@ export class McpProviderManager {
   readonly #options: McpProviderManagerOptions;
   readonly #providers = new Map<string, McpProvider>();
   #confirmations: McpConfirmations | null = null;
+  #agentProfiles: McpAgentProfiles | null = null;
   /** Server ids with a registered executor; it outlives a provider rebuilt for a new URL. */
   readonly #executors = new Set<string>();
 
@@ -750,6 +856,12 @@ export class McpProviderManager {
       provider.useConfirmations(confirmations);
       this.#registerExecutor(id);
     }
+  }
+
+  /** Lets every provider, now and later, present agent profile credentials and re-check confirmed agent-mode calls. */
+  useAgentProfiles(agentProfiles: McpAgentProfiles): void {
+    this.#agentProfiles = agentProfiles;
+    for (const provider of this.#providers.values()) provider.useAgentProfiles(agentProfiles);
   }
 
   /** Whether one of the providers runs `name` with its own confirmation workflow. */
@@ -780,6 +892,7 @@ export class McpProviderManager {
         ...(this.#options.onToolsChanged ? { onToolsChanged: this.#options.onToolsChanged } : {}),
         ...(this.#options.isTainted ? { isTainted: this.#options.isTainted } : {}),
         confirmations: this.#confirmations,
+        agentProfiles: this.#agentProfiles,
       });
       this.#options.registry.register(provider, TIER);
       this.#providers.set(server.id, provider);
