@@ -446,6 +446,8 @@ OC.L10N.register(
         "Remove header {name}": "Header {name} entfernen",
         "Header name (e.g. Authorization)": "Header-Name (z. B. Authorization)",
         "Header value": "Header-Wert",
+        "Present the agent profile credential (optional)": "Zugangsdaten des Agentenprofils vorlegen (optional)",
+        "The name of a credential of the agent profiles, not its value. In agent mode it is sent as a bearer token with each call of this server’s tools.": "Der Name von Zugangsdaten der Agentenprofile, nicht ihr Wert. Im Agentenmodus werden sie bei jedem Aufruf der Werkzeuge dieses Servers als Bearer-Token gesendet.",
         "Save tool server": "Werkzeug-Server speichern",
         "Create tool server": "Werkzeug-Server erstellen",
         "Loading tool servers": "Werkzeug-Server werden geladen",

@@ -8,7 +8,9 @@
 // The context key and audience come from EDUCAI_CONTEXT_KEY / EDUCAI_AUDIENCE or from the JSON
 // file given with --config ({"contextKey": "...", "audience": "mcp:<server id>"}), which is read
 // again whenever it changes, so the values shown at registration can be saved without a restart.
-// BRIDGE_API_TOKEN, when set, is required as "Authorization: Bearer <token>" on every request.
+// BRIDGE_API_TOKEN, when set, is required as "Authorization: Bearer <token>" on every request, or only on
+// tools/call with BRIDGE_API_TOKEN_SCOPE=calls (discovery stays open; educai can then present an agent
+// profile's credential per call, see agentCredential in docs/TOOL_PROVIDERS.md).
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -41,8 +43,10 @@ export interface BridgeOptions {
   config?: BridgeConfig | null;
   /** A JSON file with a BridgeConfig, read again when it changes (used when `config` is not given). */
   configFile?: string | null;
-  /** When set, every HTTP request needs `Authorization: Bearer <apiToken>`. */
+  /** When set, every HTTP request needs `Authorization: Bearer <apiToken>` (see apiTokenScope). */
   apiToken?: string | null;
+  /** all (default): every request needs the token; calls: only tools/call requests do. */
+  apiTokenScope?: ApiTokenScope;
   now?: () => number;
   log?: (line: string) => void;
 }
@@ -99,6 +103,14 @@ export interface BridgeCall {
   config: Record<string, unknown>;
 }
 
+export type ApiTokenScope = 'all' | 'calls';
+
+/** One tools/call HTTP request checked against the API token (recorded only when a token is set). */
+export interface TokenCheck {
+  tool: string;
+  authorized: boolean;
+}
+
 export interface BridgeState {
   resources: Resource[];
   mappings: Mapping[];
@@ -106,6 +118,8 @@ export interface BridgeState {
   messages: SentMessage[];
   /** Every tools/call received, refused or not, in order. */
   calls: BridgeCall[];
+  /** Every tools/call HTTP request and whether it carried the API token (when one is set). */
+  tokenChecks: TokenCheck[];
 }
 
 export interface RunningBridge {
@@ -335,6 +349,24 @@ function authorized(header: string | undefined, token: string | null | undefined
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
+/** The tool names of the tools/call requests in a JSON-RPC message or batch. */
+function toolsCalled(body: unknown): string[] {
+  const messages = Array.isArray(body) ? body : [body];
+  const out: string[] = [];
+  for (const m of messages) {
+    if (m === null || typeof m !== 'object' || (m as { method?: unknown }).method !== 'tools/call') continue;
+    const name = (m as { params?: { name?: unknown } }).params?.name;
+    out.push(typeof name === 'string' ? name.slice(0, 64) : '?');
+  }
+  return out;
+}
+
+function tokenScopeFromEnv(): ApiTokenScope {
+  const value = process.env['BRIDGE_API_TOKEN_SCOPE'] ?? 'all';
+  if (value !== 'all' && value !== 'calls') throw new Error('BRIDGE_API_TOKEN_SCOPE must be all or calls');
+  return value;
+}
+
 async function readJson(req: IncomingMessage): Promise<unknown> {
   const chunks: Buffer[] = [];
   let size = 0;
@@ -361,7 +393,7 @@ interface Session {
 export async function startBridge(options: BridgeOptions = {}): Promise<RunningBridge> {
   const now = options.now ?? Date.now;
   const log = options.log ?? (() => undefined);
-  const state: BridgeState = { resources: seedResources(), mappings: [], publications: [], messages: [], calls: [] };
+  const state: BridgeState = { resources: seedResources(), mappings: [], publications: [], messages: [], calls: [], tokenChecks: [] };
   const specs = toolSpecs(state);
   const descriptions = new Map<string, string>(specs.map((s) => [s.name, s.description]));
   const verifier = new ContextVerifier(now);
@@ -420,11 +452,22 @@ export async function startBridge(options: BridgeOptions = {}): Promise<RunningB
         sendJson(res, 404, { error: 'not found' });
         return;
       }
-      if (!authorized(req.headers['authorization'], options.apiToken)) {
+      const scope = options.apiTokenScope ?? 'all';
+      if (scope === 'all' && !authorized(req.headers['authorization'], options.apiToken)) {
         sendJson(res, 401, { error: 'unauthorized' });
         return;
       }
       const body = req.method === 'POST' ? await readJson(req) : undefined;
+      const called = toolsCalled(body);
+      if (options.apiToken && called.length > 0) {
+        const ok = authorized(req.headers['authorization'], options.apiToken);
+        for (const tool of called) state.tokenChecks.push({ tool, authorized: ok });
+        if (!ok) {
+          log(`tools/call without a valid API token refused: ${called.join(', ')}`);
+          sendJson(res, 401, { error: 'unauthorized' });
+          return;
+        }
+      }
       const sid = req.headers['mcp-session-id'];
       const sessionId = typeof sid === 'string' ? sid : undefined;
       let session = sessionId ? sessions.get(sessionId) : undefined;
@@ -485,6 +528,7 @@ async function main(argv: string[]): Promise<void> {
     config: configFile ? null : configFromEnv(),
     configFile: configFile ? resolve(configFile) : null,
     apiToken: process.env['BRIDGE_API_TOKEN'] ?? null,
+    apiTokenScope: tokenScopeFromEnv(),
     log: (line) => console.error(line),
   });
   console.log(`NuQloud bridge listening on ${bridge.url}`);
