@@ -499,12 +499,12 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     logger,
     routers: [
       lifecycleRoutes({ init, enabled, logger }),
-      talkWebhookRoutes([SHARED_ROUTE], { inbox, index, logger, notify: () => processing.notify(), alsoRelevant: (room, actor, rawText) =>
+      talkWebhookRoutes([SHARED_ROUTE], { inbox, index, logger, notify: () => processing.notify(), observe: (ms) => metrics.recordWebhook(ms), alsoRelevant: (room, actor, rawText) =>
           // The processing thread records pending confirmations; a reply that looks like one is kept either way.
           confirmations.mightConcern(room, actor, rawText) || parseConfirmationReply(rawText, { affirmatives: DEFAULT_AFFIRMATIVES, negatives: DEFAULT_NEGATIVES }) !== null,
       }),
       // The bots' own Talk identities (`/talk_bot_<bot id>`): the same intake, seeing only their bot (S14).
-      dedicatedWebhookRoutes({ inbox, index, logger, notify: () => processing.notify(), alsoRelevant: (room, actor, rawText) =>
+      dedicatedWebhookRoutes({ inbox, index, logger, notify: () => processing.notify(), observe: (ms) => metrics.recordWebhook(ms), alsoRelevant: (room, actor, rawText) =>
           confirmations.mightConcern(room, actor, rawText) || parseConfirmationReply(rawText, { affirmatives: DEFAULT_AFFIRMATIVES, negatives: DEFAULT_NEGATIVES }) !== null,
       }),
       propagateChanges,

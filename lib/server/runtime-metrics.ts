@@ -1,10 +1,12 @@
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { createHistogram, monitorEventLoopDelay } from 'node:perf_hooks';
 
 interface Window {
   at: number;
   p50: number;
   p99: number;
   max: number;
+  /** Webhook handling in this thread (route to answer), when any arrived in the window. */
+  webhookP99: number | null;
 }
 
 /**
@@ -13,6 +15,7 @@ interface Window {
  */
 export class RuntimeMetrics {
   readonly #histogram: ReturnType<typeof monitorEventLoopDelay>;
+  readonly #webhooks = createHistogram();
   readonly #windows: Window[] = [];
   readonly #timer: NodeJS.Timeout;
   #peakRss = 0;
@@ -22,16 +25,23 @@ export class RuntimeMetrics {
     this.#histogram.enable();
     this.#timer = setInterval(() => {
       const h = this.#histogram;
-      this.#windows.push({ at: Date.now(), p50: h.percentile(50) / 1e6, p99: h.percentile(99) / 1e6, max: h.max / 1e6 });
+      const w = this.#webhooks;
+      this.#windows.push({ at: Date.now(), p50: h.percentile(50) / 1e6, p99: h.percentile(99) / 1e6, max: h.max / 1e6, webhookP99: w.count > 0 ? w.percentile(99) / 1e3 : null });
       if (this.#windows.length > keep) this.#windows.shift();
       h.reset();
+      w.reset();
       this.#peakRss = Math.max(this.#peakRss, process.memoryUsage().rss);
     }, windowMs);
     this.#timer.unref();
   }
 
-  /** Lag percentiles over the windows of the last `seconds` (the worst window's p99). */
-  snapshot(seconds = 60): { loopLagP99Ms: number; loopLagMaxMs: number; rssMb: number; peakRssMb: number; heapUsedMb: number; uptimeS: number } {
+  /** How long a Talk delivery took in this thread, in milliseconds. */
+  recordWebhook(ms: number): void {
+    this.#webhooks.record(Math.max(1, Math.round(ms * 1000)));
+  }
+
+  /** Lag and webhook percentiles over the windows of the last `seconds` (the worst window's p99). */
+  snapshot(seconds = 60): { loopLagP99Ms: number; loopLagMaxMs: number; webhookP99Ms: number | null; rssMb: number; peakRssMb: number; heapUsedMb: number; uptimeS: number } {
     const since = Date.now() - seconds * 1000;
     const recent = this.#windows.filter((w) => w.at >= since);
     const mem = process.memoryUsage();
@@ -39,6 +49,7 @@ export class RuntimeMetrics {
     return {
       loopLagP99Ms: recent.length ? Math.max(...recent.map((w) => w.p99)) : 0,
       loopLagMaxMs: recent.length ? Math.max(...recent.map((w) => w.max)) : 0,
+      webhookP99Ms: recent.some((w) => w.webhookP99 !== null) ? Math.max(...recent.map((w) => w.webhookP99 ?? 0)) : null,
       rssMb: mem.rss / 1048576,
       peakRssMb: this.#peakRss / 1048576,
       heapUsedMb: mem.heapUsed / 1048576,
@@ -48,6 +59,7 @@ export class RuntimeMetrics {
 
   stop(): void {
     clearInterval(this.#timer);
+    this.#webhooks.reset();
     this.#histogram.disable();
   }
 }

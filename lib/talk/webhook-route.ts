@@ -17,6 +17,8 @@ export interface WebhookDeps {
   /** Wakes the worker after an insert. */
   notify: () => void;
   maxBodyBytes?: number;
+  /** Told how long each delivery took here, from the route to the last byte of the answer (runtime status). */
+  observe?: (ms: number) => void;
 }
 
 /** System events that change what we keep, even without a bot being addressed. */
@@ -31,8 +33,16 @@ const KEPT_SYSTEM_EVENTS = new Set(['message_deleted']);
 export function talkWebhookRoutes(paths: string[], deps: WebhookDeps): Router {
   const router = Router();
   const json = express.json({ limit: deps.maxBodyBytes ?? 256 * 1024, type: () => true });
+  const observe = deps.observe;
+  const timed = (_req: Request, res: Response, next: () => void): void => {
+    if (observe) {
+      const t0 = performance.now();
+      res.once('finish', () => observe(performance.now() - t0));
+    }
+    next();
+  };
   for (const path of paths) {
-    router.post(`/${path}`, systemOnly(deps.logger), json, (req: Request, res: Response, next) => {
+    router.post(`/${path}`, timed, systemOnly(deps.logger), json, (req: Request, res: Response, next) => {
       accept(path, req, res, deps).catch(next);
     });
   }

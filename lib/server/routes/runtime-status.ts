@@ -5,7 +5,15 @@ import type { Logger } from '../../log/logger.ts';
 import { apiHeaders, requireAdmin } from '../middleware/access.ts';
 import type { RouteSpec } from '../openapi.ts';
 
-const threadMetrics = z.object({ loopLagP99Ms: z.number(), loopLagMaxMs: z.number(), rssMb: z.number(), peakRssMb: z.number(), heapUsedMb: z.number(), uptimeS: z.number() });
+const threadMetrics = z.object({
+  loopLagP99Ms: z.number(),
+  loopLagMaxMs: z.number(),
+  webhookP99Ms: z.number().nullable().describe('Talk deliveries handled by this thread: p99 of the time from the route to the answer (the worst window); null without deliveries'),
+  rssMb: z.number(),
+  peakRssMb: z.number(),
+  heapUsedMb: z.number(),
+  uptimeS: z.number(),
+});
 
 export const RUNTIME_STATUS_SPECS: RouteSpec[] = [
   {

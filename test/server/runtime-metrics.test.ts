@@ -1,0 +1,28 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { RuntimeMetrics } from '../../lib/server/runtime-metrics.ts';
+
+const windowPassed = () => new Promise((r) => setTimeout(r, 80));
+
+describe('runtime metrics', () => {
+  it('reports the worst window p99 of webhook handling, and null while none arrived', async () => {
+    const metrics = new RuntimeMetrics(50);
+    try {
+      await windowPassed();
+      assert.equal(metrics.snapshot(60).webhookP99Ms, null, 'no delivery, no figure');
+      // A slow window (half the deliveries took 30 ms), then a fast one: the slow one is reported.
+      for (let i = 0; i < 50; i++) metrics.recordWebhook(1);
+      for (let i = 0; i < 50; i++) metrics.recordWebhook(30);
+      await windowPassed();
+      for (let i = 0; i < 100; i++) metrics.recordWebhook(2);
+      await windowPassed();
+      const p99 = metrics.snapshot(60).webhookP99Ms;
+      assert.ok(p99 !== null && Math.abs(p99 - 30) < 0.5, `p99 ${p99}`);
+      const snapshot = metrics.snapshot(60);
+      assert.equal(typeof snapshot.loopLagP99Ms, 'number');
+      assert.ok(snapshot.peakRssMb > 0);
+    } finally {
+      metrics.stop();
+    }
+  });
+});
