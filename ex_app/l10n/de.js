@@ -670,6 +670,12 @@ OC.L10N.register(
         "Deck": "Deck",
         "Folders": "Ordner",
         "Calendars": "Kalender",
-        "any": "alle"
+        "any": "alle",
+        "Tool server: {name}": "Werkzeug-Server: {name}",
+        "The tool servers are loading or could not be loaded; the ones this profile names are kept.": "Die Werkzeug-Server werden geladen oder konnten nicht geladen werden; die in diesem Profil genannten bleiben erhalten.",
+        "Tool servers (MCP, companions) registered under Tool servers can be added here too.": "Unter „Werkzeug-Server“ registrierte Werkzeug-Server (MCP, Companions) können hier ebenfalls hinzugefügt werden.",
+        "A tool server covers all its approved tools. If the server names a profile credential, that credential is sent with each of its calls.": "Ein Werkzeug-Server umfasst alle seine freigegebenen Werkzeuge. Nennt der Server Zugangsdaten des Profils, werden diese bei jedem seiner Aufrufe mitgesendet.",
+        "Tool server {id}": "Werkzeug-Server {id}",
+        "Tool server no longer registered ({id})": "Nicht mehr registrierter Werkzeug-Server ({id})"
     },
 "nplurals=2; plural=(n != 1);");

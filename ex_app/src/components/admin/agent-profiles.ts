@@ -6,7 +6,26 @@ import { t } from '../../l10n.ts';
 export const PROFILE_FAMILIES = ['files', 'sharing', 'calendar', 'deck', 'collectives'] as const;
 export type ProfileFamily = (typeof PROFILE_FAMILIES)[number];
 
-export function familyLabel(f: string): string {
+/** A registered tool server (MCP or companion, GET /api/v1/admin/mcp-servers), as a profile names it. */
+export interface ToolServerRef {
+  id: string;
+  name: string;
+  kind: 'mcp' | 'companion';
+}
+
+/** The profile's tool-family entry of a tool server (lib/agent-profiles/profile-coverage.ts). */
+export function serverFamily(serverId: string): string {
+  return `mcp:${serverId}`;
+}
+
+/** A first-party family, or a tool server by its current name (servers: the registered ones; null: not loaded). */
+export function familyLabel(f: string, servers: readonly ToolServerRef[] | null = null): string {
+  if (f.startsWith('mcp:')) {
+    const id = f.slice('mcp:'.length);
+    const server = servers?.find((s) => s.id === id);
+    if (server) return t('educai', 'Tool server: {name}', { name: server.name });
+    return servers === null ? t('educai', 'Tool server {id}', { id }) : t('educai', 'Tool server no longer registered ({id})', { id });
+  }
   switch (f) {
     case 'files': return t('educai', 'Files');
     case 'sharing': return t('educai', 'Sharing');
