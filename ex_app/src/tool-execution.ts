@@ -1,7 +1,7 @@
 // The execution policy of one tool assignment, as the bot editor edits it: the reserved config keys
 // `agentProfile` (a profile id), `scope` and `confirmation` (lib/tools/tool-registry.ts). The server
 // checks all of it again on save and at every call; this module only shapes what the form sends.
-import type { AgentProfileOption, ToolScope } from './types.ts';
+import type { AgentProfileOption, CatalogueTool, ToolScope } from './types.ts';
 
 export type ScopeKind = 'folders' | 'calendars' | 'boards' | 'collectives';
 export type ConfirmationPolicy = 'always' | 'destructive' | 'never';
@@ -28,8 +28,42 @@ export function scopeKindsOf(family: string | null): ScopeKind[] {
   return family !== null && Object.hasOwn(KINDS_OF_FAMILY, family) ? KINDS_OF_FAMILY[family]! : [];
 }
 
-export function profilesFor(profiles: readonly AgentProfileOption[], family: string | null): AgentProfileOption[] {
+/** A tool of a registered tool server (MCP or companion): its provider id is `mcp:<server id>`. */
+export function isToolServer(provider: string): boolean {
+  return provider.startsWith('mcp:');
+}
+
+/**
+ * What the bot editor offers for a tool: the whole policy (first-party: Run as, scope, confirmation),
+ * Run as only (tool servers: the server uses no scope, and when it asks for confirmation follows the
+ * server's declarations and the admin's policy, not the assignment), or nothing.
+ */
+export type ExecutionFields = 'policy' | 'run-as' | null;
+
+export function executionFieldsOf(tool: Pick<CatalogueTool, 'provider' | 'family'>): ExecutionFields {
+  if (isToolServer(tool.provider)) return 'run-as';
+  return tool.provider === 'first-party' && hasExecutionPolicy(tool.family) ? 'policy' : null;
+}
+
+/** The profiles covering a tool: a tool server's by its provider id (as the server checks), else its family. */
+export function profilesFor(profiles: readonly AgentProfileOption[], tool: Pick<CatalogueTool, 'provider' | 'family'>): AgentProfileOption[] {
+  if (isToolServer(tool.provider)) return profiles.filter((p) => p.toolFamilies.includes(tool.provider));
+  const family = tool.family;
   return family === null ? [] : profiles.filter((p) => p.toolFamilies.includes(family));
+}
+
+/** Whether a tool's execution fields are worth showing: always for first-party ones, for a tool server only when a profile covers it or one is chosen. */
+export function showsExecution(tool: Pick<CatalogueTool, 'provider' | 'family'>, profiles: readonly AgentProfileOption[], config: Record<string, unknown>): boolean {
+  const fields = executionFieldsOf(tool);
+  if (fields === 'policy') return true;
+  return fields === 'run-as' && (config['agentProfile'] !== undefined || profilesFor(profiles, tool).length > 0);
+}
+
+/** Server errors shown at the execution fields (so not again in the tool's general list). */
+export function shownAtExecutionField(tool: Pick<CatalogueTool, 'provider' | 'family'>, key: string): boolean {
+  const fields = executionFieldsOf(tool);
+  if (fields === 'policy') return EXECUTION_KEYS.test(key);
+  return fields === 'run-as' && /\.agentProfile$/.test(key);
 }
 
 export function scopeOf(config: Record<string, unknown>): ToolScope {

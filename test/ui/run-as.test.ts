@@ -2,6 +2,8 @@
 // Chromium inside the mimic of Nextcloud's embedded page, against the real ExApp and the fake Nextcloud.
 // An administrator creates an agent profile and grants it to alice's bot through the API; alice picks
 // the profile for a files tool in the editor, limits it to a folder inside the grant and saves.
+// Then a companion tool server (a real MCP server): the admin names it in a profile in the profile
+// editor and grants it; alice runs its tool as that profile ("Run as" only: no scope, no confirmation).
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,6 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { AGENT_ACCOUNT_USERS, DEFAULT_USERS } from '../fakes/nextcloud/users.ts';
 import { startHarness, type Harness } from '../helpers/harness.ts';
+import { startTestMcpServer, text, type TestMcpServer } from '../mcp/mcp-test-server.ts';
 import { artifacts, ensureFrontendBuilt, launchChromium, openAs, screenshot, seriousViolations } from './browser.ts';
 import { startMimicNextcloud, type MimicNextcloud } from './mimic-nextcloud.ts';
 
@@ -16,6 +19,7 @@ describe('Run as, scope and confirmation in the bot editor', () => {
   let h: Harness;
   let nc: MimicNextcloud;
   let browser: Browser;
+  let mcp: TestMcpServer;
   let botId = '';
   let profileId = '';
   const consoleErrors: string[] = [];
@@ -27,6 +31,7 @@ describe('Run as, scope and confirmation in the bot editor', () => {
 
   before(async () => {
     ensureFrontendBuilt();
+    mcp = await startTestMcpServer([{ name: 'lookup_word', description: 'Looks a word up in the dictionary', handler: () => text('a word') }]);
     h = await startHarness({ dialect: 'sqlite', users: [...DEFAULT_USERS, ...AGENT_ACCOUNT_USERS] });
     const enabled = await h.fetch('/enabled?enabled=1', { method: 'PUT', headers: h.headers('') });
     assert.deepEqual(enabled.json, { error: '' });
@@ -56,10 +61,11 @@ describe('Run as, scope and confirmation in the bot editor', () => {
     await browser?.close();
     await nc?.close();
     await h?.close();
+    await mcp?.close();
   });
 
-  const open = (uid: string, colorScheme: 'light' | 'dark' = 'light'): Promise<{ context: BrowserContext; page: Page }> =>
-    openAs(browser, nc, uid, { colorScheme, height: 900, errors: consoleErrors });
+  const open = (uid: string, colorScheme: 'light' | 'dark' = 'light', hash?: string): Promise<{ context: BrowserContext; page: Page }> =>
+    openAs(browser, nc, uid, { colorScheme, height: 900, errors: consoleErrors, ...(hash ? { hash } : {}) });
 
   it('explains in a new bot that a service account can be chosen after the first save; scope and confirmation are there already', async () => {
     const { context, page } = await open('alice');
@@ -163,6 +169,94 @@ describe('Run as, scope and confirmation in the bot editor', () => {
       await page.getByText('Class Filer was saved.').waitFor();
       const back = await api('alice', 'GET', `/api/v1/bots/${botId}`);
       assert.deepEqual(back.json.bot.tools, [{ name: 'files_create', config: { scope: { folders: ['Projects'] }, confirmation: 'always' } }]);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('lets an admin name a companion in a profile and grant it; alice runs its tool as that profile (Run as only) and saves', async () => {
+    // The companion, registered and its tool approved by the admin (the tool servers page is tested in admin-pages).
+    const registered = await api('admin', 'POST', '/api/v1/admin/mcp-servers', { name: 'Dictionary', url: mcp.url, kind: 'companion', agentCredential: 'dictionary-token' });
+    assert.equal(registered.status, 201, registered.text);
+    const serverId: string = registered.json.server.id;
+    const review = await api('admin', 'GET', `/api/v1/admin/mcp-servers/${serverId}/review`);
+    assert.equal(review.status, 200, review.text);
+    const approved = await api('admin', 'POST', `/api/v1/admin/mcp-servers/${serverId}/approve`, { hash: review.json.review.hash, policies: { lookup_word: 'read' } });
+    assert.equal(approved.status, 200, approved.text);
+    const created = await api('alice', 'POST', '/api/v1/bots', { mention: 'words', displayName: 'Word Helper', systemPrompt: 'Explains words.', tools: [{ name: 'lookup_word', config: {} }, { name: 'files_list', config: {} }] });
+    assert.equal(created.status, 201, created.text);
+    const wordBot: string = created.json.bot.id;
+
+    // The admin creates the profile in the editor: the tool server is offered by name, stored by id.
+    const admin = await open('admin', 'light', 'admin/profiles');
+    let dictionaryProfile = '';
+    try {
+      await admin.page.getByRole('button', { name: 'Add agent profile' }).click();
+      const editor = admin.page.locator('[data-test="profile-editor"]');
+      await editor.getByLabel('Label', { exact: true }).fill('Dictionary AI');
+      await editor.getByLabel('Account (Nextcloud user id)').fill('nuqloud-ai');
+      const server = editor.getByRole('checkbox', { name: 'Tool server: Dictionary' });
+      await server.waitFor({ state: 'attached' });
+      await editor.getByText('Files', { exact: true }).click();
+      await editor.getByText('Tool server: Dictionary', { exact: true }).click();
+      assert.equal(await server.isChecked(), true);
+      assert.equal(await editor.getByRole('checkbox', { name: 'Files', exact: true }).isChecked(), false);
+      assert.deepEqual(await seriousViolations(admin.page), [], 'axe: the profile editor with a tool server');
+      mkdirSync(artifacts, { recursive: true });
+      await editor.locator('fieldset').first().screenshot({ path: join(artifacts, 'admin-profile-tool-server.png') });
+      await editor.getByRole('button', { name: 'Create agent profile' }).click();
+      const item = admin.page.locator('[data-test="agent-profiles"] li', { hasText: 'Dictionary AI' });
+      await item.getByText(/Tools: Tool server: Dictionary ·/).waitFor();
+      const listed = await api('admin', 'GET', '/api/v1/admin/agent-profiles');
+      const stored = listed.json.profiles.find((p: { label: string }) => p.label === 'Dictionary AI');
+      assert.deepEqual(stored.toolFamilies, [`mcp:${serverId}`]);
+      dictionaryProfile = stored.id;
+
+      // Granted to alice's bot without a scope limit (a tool server takes none).
+      await admin.page.getByRole('button', { name: 'Grants of Dictionary AI' }).click();
+      const grants = admin.page.locator(`[data-test="grants-${dictionaryProfile}"]`);
+      await grants.getByLabel('Bot', { exact: true }).selectOption(wordBot);
+      await grants.getByText('Only these folders').click();
+      await grants.getByRole('button', { name: 'Add grant' }).click();
+      await grants.getByRole('row', { name: /Word Helper/ }).getByText('Folders: any · Calendars: any · Deck boards: any · Collectives: any').waitFor();
+
+      // Editing the profile shows the server checked, by its name.
+      await item.getByRole('button', { name: 'Edit Dictionary AI' }).click();
+      assert.equal(await admin.page.locator('[data-test="profile-editor"]').getByRole('checkbox', { name: 'Tool server: Dictionary' }).isChecked(), true);
+      assert.deepEqual(await seriousViolations(admin.page), [], 'axe: profiles with a tool server');
+    } finally {
+      await admin.context.close();
+    }
+
+    const { context, page } = await open('alice');
+    try {
+      await page.getByRole('button', { name: 'Edit Word Helper' }).click();
+      const picker = page.locator('[data-test="tool-picker"]');
+      await picker.getByRole('heading', { name: 'Tool server: Dictionary' }).waitFor();
+      const tool = picker.locator('[data-tool="lookup_word"]');
+      const runAs = tool.getByLabel('Run as');
+      await runAs.waitFor();
+      assert.deepEqual(await runAs.locator('option').allInnerTexts(), ['The person who writes (default)', 'Service account: Dictionary AI']);
+      assert.equal(await tool.getByLabel('Confirmation').count(), 0, 'a tool server asks as it declares and the admin set');
+      assert.equal(await tool.locator('textarea').count(), 0, 'no scope for a tool server');
+      // The profile covers the companion only: the files tool of the same bot does not offer it.
+      assert.equal(await picker.locator('[data-tool="files_list"]').getByLabel('Run as').count(), 0);
+
+      // Keyboard: from the tool's checkbox, Tab reaches Run as.
+      await tool.locator('input[type="checkbox"]').first().focus();
+      await page.keyboard.press('Tab');
+      assert.equal(await page.evaluate('document.activeElement && document.activeElement.getAttribute("data-field")'), 'agentProfile');
+      await runAs.selectOption({ label: 'Service account: Dictionary AI' });
+      await tool.getByText('acts as the Nextcloud account nuqloud-ai').waitFor();
+      assert.deepEqual(await seriousViolations(page), [], 'axe: Run as for a tool server');
+      await picker.locator('section', { has: page.getByRole('heading', { name: 'Tool server: Dictionary' }) }).screenshot({ path: join(artifacts, 'bot-editor-run-as-tool-server.png') });
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.getByText('Word Helper was saved.').waitFor();
+
+      const stored = await api('alice', 'GET', `/api/v1/bots/${wordBot}`);
+      assert.equal(stored.status, 200, stored.text);
+      const byName = Object.fromEntries(stored.json.bot.tools.map((t: { name: string; config: unknown }) => [t.name, t.config]));
+      assert.deepEqual(byName, { lookup_word: { agentProfile: dictionaryProfile }, files_list: {} });
     } finally {
       await context.close();
     }
