@@ -37,6 +37,9 @@ RUN apt-get update && apt-get install -y --no-install-recommends curl ca-certifi
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production
+# Two malloc arenas instead of eight per core: the threads (HTTP, processing, checkpointer, libuv) otherwise
+# each hold a partly used arena, which showed as about 10-20 MB more RSS under 1000 concurrent streams.
+ENV MALLOC_ARENA_MAX=2
 RUN apt-get update && apt-get install -y --no-install-recommends curl ca-certificates tini && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY --from=build /app /app

@@ -22,7 +22,7 @@ export interface AppConfig {
   logLevel: string;
   /** Talk events processed at once (rooms in parallel). */
   workerConcurrency: number;
-  /** Nice value of the processing thread (0–19): above 0, webhook acks go first when CPU is short. */
+  /** Nice value of the processing thread (0–19, default 0): above 0, webhook acks go first when CPU is short, and streams lose to every other process. */
   processingNice: number;
   /** Talk events older than this get a short apology instead of a stale answer. */
   maxEventAgeSeconds: number;
@@ -59,7 +59,7 @@ const schema = z.object({
     .int('EDUCAI_PROCESSING_NICE must be an integer')
     .min(0, 'EDUCAI_PROCESSING_NICE must be between 0 and 19')
     .max(19, 'EDUCAI_PROCESSING_NICE must be between 0 and 19')
-    .default(10),
+    .default(0),
   EDUCAI_MAX_EVENT_AGE_SECONDS: z.coerce
     .number({ error: 'EDUCAI_MAX_EVENT_AGE_SECONDS must be a number' })
     .int('EDUCAI_MAX_EVENT_AGE_SECONDS must be an integer')

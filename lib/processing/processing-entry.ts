@@ -9,8 +9,9 @@ const port = parentPort;
 if (!port) throw new Error('processing-entry must run in a worker thread');
 const data = workerData as { config: AppConfig; pgSchema?: string };
 
-// On Linux the nice value is per thread (pid 0 = the calling thread): when CPU is short, the HTTP thread's
-// webhook acks go before model streaming and tool calls. Raising one's own nice value needs no privilege.
+// On Linux the nice value is per thread (pid 0 = the calling thread). EDUCAI_PROCESSING_NICE > 0 lets the HTTP
+// thread's acks go first when CPU is short, at the price of losing to every other process on the host; measured
+// with a separate load generator, acks did not need it (docs/ARCHITECTURE.md), so the default is 0.
 try {
   if (data.config.processingNice > 0) setPriority(data.config.processingNice);
 } catch {

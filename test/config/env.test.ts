@@ -20,8 +20,8 @@ describe('configuration', () => {
     assert.equal(c.appPort, 23001);
     assert.equal(c.databaseUrl, null);
     assert.equal(c.unixSocket, null);
-    assert.equal(c.processingNice, 10, 'webhook acks go first by default');
-    assert.equal(loadConfig({ ...base, EDUCAI_PROCESSING_NICE: '0' }).processingNice, 0);
+    assert.equal(c.processingNice, 0, 'both threads at the same priority by default');
+    assert.equal(loadConfig({ ...base, EDUCAI_PROCESSING_NICE: '10' }).processingNice, 10);
   });
 
   it('keeps a sub-path install and uses the HaRP socket when HP_SHARED_KEY is set', () => {

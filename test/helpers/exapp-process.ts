@@ -21,7 +21,8 @@ export class ExAppProcess {
 
   constructor(port: number, env: Record<string, string>) {
     this.url = `http://127.0.0.1:${port}`;
-    this.#env = { PATH: process.env.PATH ?? '', APP_PORT: String(port), APP_HOST: '127.0.0.1', ...env };
+    // MALLOC_ARENA_MAX as the image sets it (Dockerfile), so memory figures are the container's.
+    this.#env = { PATH: process.env.PATH ?? '', MALLOC_ARENA_MAX: '2', APP_PORT: String(port), APP_HOST: '127.0.0.1', ...env };
   }
 
   async start(): Promise<void> {

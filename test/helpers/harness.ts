@@ -70,7 +70,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     vaultKey: null,
     logLevel: 'debug',
     workerConcurrency: 8,
-    processingNice: 10,
+    processingNice: 0,
     maxEventAgeSeconds: 600,
     ...options.config,
   };
