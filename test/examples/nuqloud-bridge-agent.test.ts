@@ -4,13 +4,13 @@
 // confirmed call); the same tools in user mode are refused by the bridge with a clear message; the
 // token appears in no log line, trace row, audit row or API answer of the test (S20).
 import assert from 'node:assert/strict';
-import { sql } from 'kysely';
 import { after, before, describe, it } from 'node:test';
 import type { Bot } from '../../lib/bots/bot-store.ts';
 import { startBridge, type RunningBridge } from '../../examples/nuqloud-bridge/server.ts';
 import type { RecordedRequest } from '../fakes/openai/fake-openai.ts';
 import { AGENT_ACCOUNT_USERS, DEFAULT_USERS } from '../fakes/nextcloud/users.ts';
 import { DIALECTS } from '../helpers/databases.ts';
+import { assertNowhere, persistedTexts } from '../helpers/leak-check.ts';
 import { startTalkScenario, waitFor, type TalkScenario } from '../helpers/talk-scenario.ts';
 
 const BASE = '/api/v1/admin/mcp-servers';
@@ -176,23 +176,9 @@ for (const dialect of DIALECTS) {
       await api('admin', 'GET', '/api/v1/admin/audit');
       await api('admin', 'GET', '/api/v1/admin/traces');
       await api('alice', 'GET', '/api/v1/traces');
-      const db = s.h.application.database.db;
-      const traces = await sql<Record<string, unknown>>`select * from trace_events`.execute(db);
-      const runs = await sql<Record<string, unknown>>`select * from trace_runs`.execute(db);
-      const audit = await sql<Record<string, unknown>>`select * from tool_audit`.execute(db);
-      const confirmations = await sql<Record<string, unknown>>`select * from pending_confirmations`.execute(db);
-      assert.ok(traces.rows.length > 0 && audit.rows.length >= 4 && answers.length > 10);
-      const haystacks = {
-        logs: s.h.logLines.join('\n'),
-        traces: JSON.stringify(traces.rows),
-        runs: JSON.stringify(runs.rows),
-        audit: JSON.stringify(audit.rows),
-        confirmations: JSON.stringify(confirmations.rows),
-        answers: answers.join('\n'),
-        model: JSON.stringify(s.llm.chatRequests().map((r) => r.body)),
-        talk: JSON.stringify(rooms.map((r) => s.bot(r))),
-      };
-      for (const [where, text] of Object.entries(haystacks)) assert.equal(text.includes(BRIDGE_TOKEN), false, `the token leaked into ${where}`);
+      const texts = await persistedTexts(s);
+      assert.ok(texts.traceEvents !== '[]' && (JSON.parse(texts.audit) as unknown[]).length >= 4 && answers.length > 10);
+      assertNowhere(BRIDGE_TOKEN, { ...texts, answers: answers.join('\n'), talk: JSON.stringify(rooms.map((r) => s.bot(r))) });
     });
   });
 }
