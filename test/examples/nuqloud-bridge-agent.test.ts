@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Bot } from '../../lib/bots/bot-store.ts';
 import { startBridge, type RunningBridge } from '../../examples/nuqloud-bridge/server.ts';
-import type { RecordedRequest } from '../fakes/openai/fake-openai.ts';
+import { lastToolOutput } from '../fakes/openai/fake-openai.ts';
 import { AGENT_ACCOUNT_USERS, DEFAULT_USERS } from '../fakes/nextcloud/users.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 import { assertNowhere, persistedTexts } from '../helpers/leak-check.ts';
@@ -16,12 +16,6 @@ import { startTalkScenario, waitFor, type TalkScenario } from '../helpers/talk-s
 const BASE = '/api/v1/admin/mcp-servers';
 const BRIDGE_TOKEN = 'bridge-agent-token-3f9c1e7a2b58d4';
 const POLICIES = { bridge_list_resources: 'read', bridge_map_resource: 'write', bridge_publish: 'confirm', bridge_send_message: 'confirm', bridge_remove_mapping: 'destructive' };
-
-function lastToolOutput(req: RecordedRequest): string {
-  const messages = (req.body?.messages ?? []) as Array<{ role: string; content: unknown }>;
-  const tool = [...messages].reverse().find((m) => m.role === 'tool');
-  return typeof tool?.content === 'string' ? tool.content : '';
-}
 
 for (const dialect of DIALECTS) {
   describe(`NuQloud bridge through an agent profile's credential on ${dialect}`, () => {

@@ -4,26 +4,17 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Bot } from '../../lib/bots/bot-store.ts';
 import { startBridge, type RunningBridge } from '../../examples/nuqloud-bridge/server.ts';
-import type { RecordedRequest } from '../fakes/openai/fake-openai.ts';
+import { lastToolOutput, type RecordedRequest } from '../fakes/openai/fake-openai.ts';
 import { DIALECTS } from '../helpers/databases.ts';
-import { startTalkScenario, waitFor, type TalkScenario } from '../helpers/talk-scenario.ts';
+import { codeIn, startTalkScenario, waitFor, type TalkScenario } from '../helpers/talk-scenario.ts';
 
 const BASE = '/api/v1/admin/mcp-servers';
 const BRIDGE_TOKEN = 'bridge-api-token-6d1e0f2a9b';
 const BRIDGE_TOOLS = ['bridge_list_resources', 'bridge_map_resource', 'bridge_publish', 'bridge_send_message', 'bridge_remove_mapping'];
 const POLICIES = { bridge_list_resources: 'read', bridge_map_resource: 'write', bridge_publish: 'confirm', bridge_send_message: 'confirm', bridge_remove_mapping: 'destructive' };
 
-function codeIn(text: string): string {
-  const m = /\(code (\d{4,6})\)/.exec(text);
-  assert.ok(m, `a confirmation code in: ${text}`);
-  return m[1]!;
-}
-
-function lastToolOutput(req: RecordedRequest): string {
-  const messages = (req.body?.messages ?? []) as Array<{ role: string; content: unknown }>;
-  const tool = [...messages].reverse().find((m) => m.role === 'tool');
-  return typeof tool?.content === 'string' ? tool.content : '';
-}
+/** The server's confirmation message names its code like this. */
+const CODE = /\(code (\d{4,6})\)/;
 
 function offered(req: RecordedRequest): string[] {
   return ((req.body?.['tools'] ?? []) as Array<{ function: { name: string } }>).map((t) => t.function.name);
@@ -105,7 +96,7 @@ for (const dialect of DIALECTS) {
       assert.match(toolOutput, /^NOT DONE YET/);
       const request = requestIn(r, 'bridge_publish');
       assert.match(request, /Exam dates/);
-      const code = codeIn(request);
+      const code = codeIn(request, CODE);
       assert.equal(toolOutput.includes(code), false, 'the model never sees the code');
 
       const wrong = code === '1111' ? '2222' : '1111';
@@ -165,7 +156,7 @@ for (const dialect of DIALECTS) {
       s.llm.enqueue({ toolCalls: [{ id: 's1', name: 'bridge_send_message', arguments: '{"resourceId":"course-101","text":"No class tomorrow"}' }] }, { text: ['Please confirm.'] });
       await s.say(r, 'alice', '@nuqloud tell the Algebra class there is no class tomorrow');
       await s.idle();
-      const code = codeIn(requestIn(r, 'bridge_send_message'));
+      const code = codeIn(requestIn(r, 'bridge_send_message'), CODE);
       bridge.upgradeTool('bridge_send_message', 'Sends a message to the members of a NuQloud resource and to everyone they follow.');
       await s.say(r, 'alice', `@nuqloud yes ${code}`);
       await s.idle();
@@ -180,7 +171,7 @@ for (const dialect of DIALECTS) {
       s.llm.enqueue({ toolCalls: [{ id: 'x1', name: 'bridge_remove_mapping', arguments: '{"resourceId":"course-101"}' }] }, { text: ['Please confirm.'] });
       await s.say(pendingRoom, 'alice', '@nuqloud unmap Algebra I');
       await s.idle();
-      const code = codeIn(requestIn(pendingRoom, 'bridge_remove_mapping'));
+      const code = codeIn(requestIn(pendingRoom, 'bridge_remove_mapping'), CODE);
 
       // …then the bridge stops while the model's call is on its way.
       const r = await room();

@@ -88,3 +88,10 @@ export async function startTalkScenario(options: HarnessOptions & { dialect: Dia
 }
 
 export { waitFor };
+
+/** The confirmation code the server posted (S7), found by `pattern`'s first group. */
+export function codeIn(text: string, pattern: RegExp = /\b(\d{4,8})\b/): string {
+  const m = pattern.exec(text);
+  assert.ok(m?.[1], `a confirmation code in: ${text}`);
+  return m[1];
+}

@@ -1,15 +1,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Bot } from '../../lib/bots/bot-store.ts';
-import type { RecordedRequest } from '../fakes/openai/fake-openai.ts';
+import { lastToolOutput } from '../fakes/openai/fake-openai.ts';
 import { startTalkScenario, type TalkScenario } from '../helpers/talk-scenario.ts';
 import { seedDeck, type DeckSeed } from '../tools/deck/deck-seed.ts';
-
-function lastToolOutput(req: RecordedRequest): string {
-  const messages = (req.body?.messages ?? []) as Array<{ role: string; content: unknown }>;
-  const tool = [...messages].reverse().find((m) => m.role === 'tool');
-  return typeof tool?.content === 'string' ? tool.content : '';
-}
 
 describe('Deck tools driven by Talk, as alice (issue 11, Deck part, end to end)', () => {
   let s: TalkScenario;

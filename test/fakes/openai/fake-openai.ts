@@ -50,6 +50,13 @@ export interface RecordedRequest {
 
 export type FakeResponder = (request: RecordedRequest) => FakeScenario;
 
+/** The text of the last tool result the model was sent in `req` ('' when there is none). */
+export function lastToolOutput(req: RecordedRequest): string {
+  const messages = (req.body?.messages ?? []) as Array<{ role: string; content: unknown }>;
+  const tool = [...messages].reverse().find((m) => m.role === 'tool');
+  return typeof tool?.content === 'string' ? tool.content : '';
+}
+
 export interface FakeOpenAIOptions {
   models?: string[];
   /** `data` answers `{object:'list', data:[{id}]}`, `models` answers `{models:[…]}`. */

@@ -4,20 +4,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Bot } from '../../../lib/bots/bot-store.ts';
-import type { RecordedRequest } from '../../fakes/openai/fake-openai.ts';
-import { startTalkScenario, type TalkScenario } from '../../helpers/talk-scenario.ts';
-
-function codeIn(text: string): string {
-  const m = /\b(\d{4,8})\b/.exec(text);
-  assert.ok(m, `a confirmation code in: ${text}`);
-  return m[1]!;
-}
-
-function lastToolOutput(req: RecordedRequest): string {
-  const messages = (req.body?.messages ?? []) as Array<{ role: string; content: unknown }>;
-  const tool = [...messages].reverse().find((m) => m.role === 'tool');
-  return typeof tool?.content === 'string' ? tool.content : '';
-}
+import { lastToolOutput } from '../../fakes/openai/fake-openai.ts';
+import { codeIn, startTalkScenario, type TalkScenario } from '../../helpers/talk-scenario.ts';
 
 describe('Collectives tools driven by Talk, as alice', () => {
   let s: TalkScenario;
