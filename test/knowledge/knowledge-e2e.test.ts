@@ -94,8 +94,9 @@ for (const dialect of DIALECTS) {
     it('a folder source is ingested in the background: statuses, progress, per-file errors', async () => {
       const added = await api('alice', 'POST', `/api/v1/bots/${bot.id}/knowledge/sources`, { path: '/Course' });
       assert.equal(added.status, 201, added.text);
-      assert.equal(added.json.source.status, 'pending');
-      assert.equal(added.json.source.stage, 'queued');
+      // Queued; the job worker may already have taken it by the time the answer is written.
+      assert.ok(['pending', 'indexing'].includes(added.json.source.status), added.text);
+      if (added.json.source.status === 'pending') assert.equal(added.json.source.stage, 'queued');
       const id = added.json.source.id as number;
       const seen = new Set<string>();
       await waitFor(
