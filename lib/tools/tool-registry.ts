@@ -9,6 +9,7 @@ import { CONFIRMATION_POLICIES, ResourceScope, type ResourceScopeInput } from '.
 import type { ToolPolicy } from './tool-policy.ts';
 import {
   errorResult,
+  textResult,
   resultOutcome,
   isInvocationContext,
   isValidToolName,
@@ -170,6 +171,10 @@ function executionPolicyProblem(reserved: Record<string, unknown>): [string, str
   return null;
 }
 
+function truncate(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 3)}...` : text;
+}
+
 function firstLine(text: string, max = 200): string {
   const line = (text.split(/\r?\n/)[0] ?? '').trim();
   return line.length > max ? line.slice(0, max - 3) + '...' : line;
@@ -242,6 +247,15 @@ class LoadoutImpl implements Loadout {
       return errorResult(normalized.observation);
     }
     const { reserved, rest: config } = splitReserved(this.#configs.get(name) ?? {});
+
+    // S10: in a reviewer's test of a pending version, a call that could change data is shown, not run.
+    if (ctx.reviewMode === true && (claim.def.policy.readOnly !== true || claim.def.policy.destructive === true)) {
+      await this.#gate?.audit(ctx, { tool: name, args: normalized.args, outcome: 'refused', detail: "dry run in a reviewer's test" });
+      return textResult(
+        `DRY RUN: this is a reviewer's test of a bot version waiting for approval, so ${name}, which can change data, was not run. ` +
+          `It would have been called with ${truncate(JSON.stringify(normalized.args), 1000)}. Nothing was done; tell the reviewer what this call would have done.`,
+      );
+    }
 
     // The server decides as whom this call runs, from the assignment alone (never from the arguments).
     let callCtx = ctx;

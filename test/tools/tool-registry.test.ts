@@ -278,6 +278,30 @@ describe('Loadout.execute', () => {
   });
 });
 
+describe("a reviewer's test (S10)", () => {
+  it('shows calls that could change data instead of running them; read-only calls run', async () => {
+    const provider = new FakeProvider('p', {
+      tools: [
+        tool('notes_read'),
+        tool('notes_write', { policy: writePolicy(), schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } }),
+      ],
+    });
+    const registry = new ToolRegistry({ logger: capture().logger });
+    registry.register(provider, 'first-party');
+    const review = createInvocationContext({ user: issueFromConfirmedTalkAuthor('reviewer'), actorKind: 'user', botId: 'bot-1', roomToken: 'room1', reviewMode: true });
+    const loadout = await registry.loadout(review, assign('notes_read', 'notes_write'));
+    const written = await loadout.execute('notes_write', { text: 'hello' }, review);
+    assert.equal(written.isError, false);
+    assert.match(textOf(written), /^DRY RUN: .*notes_write.*was not run\. It would have been called with \{"text":"hello"\}/);
+    assert.deepEqual(provider.executed.map((e) => e.name), [], 'nothing reached the provider');
+    assert.equal(textOf(await loadout.execute('notes_read', {}, review)), 'notes_read ok');
+    // The owner's own test (no review mode) runs the write.
+    const owner = userCtx();
+    await (await registry.loadout(owner, assign('notes_write'))).execute('notes_write', { text: 'hello' }, owner);
+    assert.deepEqual(provider.executed.map((e) => e.name), ['notes_read', 'notes_write']);
+  });
+});
+
 describe('ToolRegistry metadata and config validation', () => {
   it('describes tools of a disabled provider, marked unavailable', async () => {
     const { logger } = capture();
