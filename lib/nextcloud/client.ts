@@ -101,25 +101,40 @@ export class NextcloudSession {
     const operation = `${method} ${path}`;
     if (!path.startsWith('/index.php/')) throw errorForStatus(operation, 400, 'web calls go below /index.php/ only');
     if (this.user === '') throw errorForStatus(operation, 401, 'web routes need a user');
+    const res = await this.#jsonCall(operation, method, path, { Accept: 'application/json', ...options.headers }, options);
+    if (res.status >= 400 && !options.allowStatuses?.includes(res.status)) throw res.error();
+    return { status: res.status, json: res.json };
+  }
+
+  /** Sends a JSON request below `/index.php/`; an error answer yields only the route's short `message`. */
+  async #jsonCall(
+    operation: string,
+    method: string,
+    path: string,
+    headers: Record<string, string>,
+    options: WebOptions,
+  ): Promise<{ status: number; json: unknown; isJson: boolean; error: () => Error }> {
     const url = buildUrl(this.#transport.baseUrl, expandPath(path, options.params ?? {}, operation), options.query, operation);
-    const headers: Record<string, string> = { Accept: 'application/json', ...options.headers };
     let body: string | undefined;
     if (options.body !== undefined) {
-      headers['Content-Type'] = 'application/json';
+      headers = { ...headers, 'Content-Type': 'application/json' };
       body = JSON.stringify(options.body);
     }
     const res = await this.#transport.send({ operation, method, url, user: this.user, headers, body, timeoutMs: options.timeoutMs, signal: options.signal, ...(options.jar ? { jar: options.jar } : {}) });
+    const text = new TextDecoder().decode(res.body);
     let json: unknown = null;
-    try {
-      json = JSON.parse(new TextDecoder().decode(res.body)) as unknown;
-    } catch {
-      json = null;
+    let isJson = text.trim() === '';
+    if (!isJson) {
+      try {
+        json = JSON.parse(text) as unknown;
+        isJson = true;
+      } catch {
+        json = null;
+      }
     }
-    if (res.status >= 400 && !options.allowStatuses?.includes(res.status)) {
-      const message = (json as { message?: unknown } | null)?.message;
-      throw errorForStatus(operation, res.status, typeof message === 'string' && message !== '' ? message.slice(0, 200) : `HTTP ${res.status}`);
-    }
-    return { status: res.status, json };
+    const message = (json as { message?: unknown } | null)?.message;
+    const error = () => errorForStatus(operation, res.status, typeof message === 'string' && message !== '' ? message.slice(0, 200) : `HTTP ${res.status}`);
+    return { status: res.status, json, isJson, error };
   }
 
   /**
@@ -143,31 +158,11 @@ export class NextcloudSession {
     const operation = `${method} ${path}`;
     if (!path.startsWith('/index.php/apps/')) throw new UnsafeRequestError(operation, 0, 'only app APIs below /index.php/apps/');
     if (this.user === '') throw errorForStatus(operation, 401, 'app APIs need a user');
-    const url = buildUrl(this.#transport.baseUrl, expandPath(path, options.params ?? {}, operation), options.query, operation);
-    const headers: Record<string, string> = { 'OCS-APIRequest': 'true', Accept: 'application/json' };
-    let body: string | undefined;
-    if (options.body !== undefined) {
-      headers['Content-Type'] = 'application/json';
-      body = JSON.stringify(options.body);
-    }
-    const res = await this.#transport.send({ operation, method, url, user: this.user, headers, body, timeoutMs: options.timeoutMs, signal: options.signal });
-    const text = new TextDecoder().decode(res.body);
-    let parsed: unknown = null;
-    let isJson = text.trim() === '';
-    if (!isJson) {
-      try {
-        parsed = JSON.parse(text);
-        isJson = true;
-      } catch {
-        parsed = null;
-      }
-    }
-    if (res.status >= 400) {
-      const message = (parsed as { message?: unknown } | null)?.message;
-      throw errorForStatus(operation, res.status, typeof message === 'string' && message !== '' ? message.slice(0, 200) : `HTTP ${res.status}`);
-    }
-    if (!isJson) throw new NextcloudError(operation, res.status, 'response is not JSON');
-    return parsed as T;
+    const { jar: _jar, ...rest } = options;
+    const res = await this.#jsonCall(operation, method, path, { 'OCS-APIRequest': 'true', Accept: 'application/json' }, rest);
+    if (res.status >= 400) throw res.error();
+    if (!res.isJson) throw new NextcloudError(operation, res.status, 'response is not JSON');
+    return res.json as T;
   }
 
   /** WebDAV/CalDAV call below `/remote.php/dav`; DAV needs a real user, never the system identity. */
