@@ -157,7 +157,6 @@ export type Role = 'all' | 'http' | 'processing';
 
 export interface BuildOptions {
   logger?: Logger;
-  fetchImpl?: typeof fetch;
   /** fetch for model providers; default: the egress module (S18) with the admin allow-list. */
   llmFetch?: typeof fetch;
   now?: () => number;
@@ -219,7 +218,6 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     appId: config.appId,
     appVersion: config.appVersion,
     appSecret: config.appSecret,
-    fetchImpl: options.fetchImpl,
   });
   nextcloudRef = nextcloud;
   // S21: disabled or deleted owners' bots stop; reconciliation reads enabled flags as an admin the app has seen.

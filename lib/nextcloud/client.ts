@@ -12,7 +12,6 @@ export interface NextcloudClientOptions {
   appVersion: string;
   appSecret: string;
   timeoutMs?: number;
-  fetchImpl?: typeof fetch;
 }
 
 export type { PathParams };
@@ -198,7 +197,6 @@ export class NextcloudClient {
       appVersion: options.appVersion,
       appSecret: options.appSecret,
       defaultTimeoutMs: options.timeoutMs ?? 30_000,
-      fetchImpl: options.fetchImpl,
     });
     this.baseUrl = options.baseUrl;
   }

@@ -95,16 +95,13 @@ describe('Nextcloud client transport rules (S1)', () => {
   });
 
   it('never sends the secret outside the Nextcloud origin', async () => {
-    const seen: string[] = [];
-    const spy: typeof fetch = async (input) => {
-      seen.push(String(input));
-      return new Response('{}');
-    };
-    const client = new NextcloudClient({ baseUrl: base, appId: 'educai', appVersion: '1', appSecret: TEST_SECRET, fetchImpl: spy });
+    const before = hits.length;
+    const client = new NextcloudClient({ baseUrl: base, appId: 'educai', appVersion: '1', appSecret: TEST_SECRET });
     const alice = client.as(issueFromVerifiedHeader('alice'));
     assert.equal(alice.davUrl('/files/{uid}/{*path}', { uid: 'alice', path: '//evil.example/x' }), `${base}/remote.php/dav/files/alice/evil.example/x`);
     assert.throws(() => alice.davUrl('/files/{uid}/{*path}', { uid: 'alice', path: 'a/../../bob' }), UnsafeRequestError);
     await assert.rejects(alice.ocs('GET', '//evil.example/ocs'), UnsafeRequestError);
-    assert.deepEqual(seen, []);
+    await assert.rejects(alice.dav('GET', '/files/{uid}/x', { params: { uid: 'alice' }, headers: { 'X-Injected': 'a\r\nAuthorization: x' } }), UnsafeRequestError);
+    assert.equal(hits.length, before, 'nothing was sent');
   });
 });
