@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { validateQuestionTree, type QuestionTree } from '../router/onboarding.ts';
 import type { BotsTable, Database } from '../storage/schema.ts';
 import type { ApprovalStatus, TeamMembers, Visibility } from './governance-tables.ts';
+import { PreparedQuery } from '../storage/prepared-query.ts';
 
 export type { ApprovalStatus, TeamMembers, Visibility };
 
@@ -307,6 +308,11 @@ function toBot(row: Selectable<BotsTable>): Bot {
   };
 }
 
+
+// Read on every Talk turn: prepared once (storage/prepared-query.ts).
+const BOT_BY_ID = new PreparedQuery((db, p: { id: string }) => db.selectFrom('bots').selectAll().where('id', '=', p.id));
+const BOT_BY_MENTION = new PreparedQuery((db, p: { mention: string }) => db.selectFrom('bots').selectAll().where('mention', '=', p.mention));
+const ACTIVE_MENTIONS = new PreparedQuery((db, _p: Record<string, never>) => db.selectFrom('bots').select(['mention', 'id']).where('active', '=', 1));
 export class BotStore {
   readonly #db: Kysely<Database>;
   readonly #now: () => number;
@@ -372,7 +378,7 @@ export class BotStore {
   }
 
   async get(id: string): Promise<Bot | null> {
-    const row = await this.#db.selectFrom('bots').selectAll().where('id', '=', id).executeTakeFirst();
+    const row = await BOT_BY_ID.first(this.#db, { id });
     return row ? toBot(row) : null;
   }
 
@@ -380,7 +386,7 @@ export class BotStore {
   async getByMention(mention: string): Promise<Bot | null> {
     const normalized = normalizeMention(mention);
     if (!MENTION_PATTERN.test(normalized)) return null;
-    const row = await this.#db.selectFrom('bots').selectAll().where('mention', '=', normalized).executeTakeFirst();
+    const row = await BOT_BY_MENTION.first(this.#db, { mention: normalized });
     return row ? toBot(row) : null;
   }
 
@@ -471,7 +477,7 @@ export class BotStore {
 
   /** mention → bot id of every active bot, for mention detection. */
   async activeMentions(): Promise<Map<string, string>> {
-    const rows = await this.#db.selectFrom('bots').select(['mention', 'id']).where('active', '=', 1).execute();
+    const rows = await ACTIVE_MENTIONS.rows(this.#db, {});
     return new Map(rows.map((r) => [r.mention, r.id]));
   }
 

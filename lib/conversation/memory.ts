@@ -2,6 +2,7 @@
 // (bot, room, thread, invoker). Tool calls and results are never stored.
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/schema.ts';
+import { PreparedQuery } from '../storage/prepared-query.ts';
 
 export type MemoryRole = 'user' | 'assistant';
 
@@ -50,6 +51,32 @@ function checkLength(name: string, value: string, max: number): void {
   if (value.length > max) throw new RangeError(`${name} is longer than ${max} characters`);
 }
 
+// Every turn loads and appends: prepared once (storage/prepared-query.ts).
+const APPEND = new PreparedQuery(
+  (db, p: { botId: string; roomToken: string; threadId: string; invokerUid: string; role: 'user' | 'assistant'; authorUid: string; messageId: string | null; content: string; now: number }) =>
+    db.insertInto('conversation_messages').values({
+      bot_id: p.botId,
+      room_token: p.roomToken,
+      thread_id: p.threadId,
+      invoker_uid: p.invokerUid,
+      role: p.role,
+      author_uid: p.authorUid,
+      message_id: p.messageId,
+      content: p.content,
+      created_at: p.now,
+    }),
+);
+const LOAD = new PreparedQuery((db, p: { botId: string; roomToken: string; threadId: string; invokerUid: string; limit: number }) =>
+  db
+    .selectFrom('conversation_messages')
+    .select(['id', 'role', 'content', 'author_uid', 'message_id'])
+    .where('bot_id', '=', p.botId)
+    .where('room_token', '=', p.roomToken)
+    .where('thread_id', '=', p.threadId)
+    .where('invoker_uid', '=', p.invokerUid)
+    .orderBy('id', 'desc')
+    .limit(p.limit),
+);
 export class ConversationMemory {
   readonly #db: Kysely<Database>;
   readonly #now: () => number;
@@ -69,20 +96,17 @@ export class ConversationMemory {
     checkLength('authorUid', entry.authorUid, 255);
     if (entry.messageId !== null) checkLength('messageId', entry.messageId, 32);
     if (entry.role !== 'user' && entry.role !== 'assistant') throw new RangeError(`unknown role ${String(entry.role)}`);
-    await this.#db
-      .insertInto('conversation_messages')
-      .values({
-        bot_id: entry.botId,
-        room_token: entry.roomToken,
-        thread_id: threadId,
-        invoker_uid: invokerUid,
-        role: entry.role,
-        author_uid: entry.authorUid,
-        message_id: entry.messageId,
-        content: entry.content,
-        created_at: this.#now(),
-      })
-      .execute();
+    await APPEND.execute(this.#db, {
+      botId: entry.botId,
+      roomToken: entry.roomToken,
+      threadId,
+      invokerUid,
+      role: entry.role,
+      authorUid: entry.authorUid,
+      messageId: entry.messageId,
+      content: entry.content,
+      now: this.#now(),
+    });
   }
 
   /**
@@ -90,16 +114,7 @@ export class ConversationMemory {
    * user row is always kept; the rest are taken newest first until one would not fit.
    */
   async load(scope: MemoryScope, tokenBudget: number = DEFAULT_TOKEN_BUDGET): Promise<MemoryMessage[]> {
-    const rows = await this.#db
-      .selectFrom('conversation_messages')
-      .select(['id', 'role', 'content', 'author_uid', 'message_id'])
-      .where('bot_id', '=', scope.botId)
-      .where('room_token', '=', scope.roomToken)
-      .where('thread_id', '=', scope.threadId ?? '')
-      .where('invoker_uid', '=', scope.invokerUid ?? '')
-      .orderBy('id', 'desc')
-      .limit(MEMORY_ROW_LIMIT)
-      .execute();
+    const rows = await LOAD.rows(this.#db, { botId: scope.botId, roomToken: scope.roomToken, threadId: scope.threadId ?? '', invokerUid: scope.invokerUid ?? '', limit: MEMORY_ROW_LIMIT });
     const newestUser = rows.find((r) => r.role === 'user');
     let used = newestUser ? estimateTokens(newestUser.content) : 0;
     const kept = new Set(newestUser ? [newestUser] : []);

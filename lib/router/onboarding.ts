@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { Bot } from '../bots/bot-store.ts';
 import type { Database, RoomStatesTable } from '../storage/schema.ts';
 import { stripMention } from './mention-detector.ts';
+import { PreparedQuery } from '../storage/prepared-query.ts';
 
 export interface QuestionAnswer {
   id: string;
@@ -260,6 +261,10 @@ function quote(text: string): string {
   return JSON.stringify(capped);
 }
 
+
+// Read on every turn: prepared once (storage/prepared-query.ts).
+const STATE = new PreparedQuery((db, p: { botId: string; roomToken: string }) => db.selectFrom('room_states').selectAll().where('bot_id', '=', p.botId).where('room_token', '=', p.roomToken));
+const ROOM_STATES = new PreparedQuery((db, p: { roomToken: string }) => db.selectFrom('room_states').selectAll().where('room_token', '=', p.roomToken).orderBy('created_at').orderBy('bot_id'));
 export class OnboardingService {
   readonly #db: Kysely<Database>;
   readonly #now: () => number;
@@ -272,25 +277,13 @@ export class OnboardingService {
   }
 
   async getState(botId: string, roomToken: string): Promise<RoomState | null> {
-    const row = await this.#db
-      .selectFrom('room_states')
-      .selectAll()
-      .where('bot_id', '=', botId)
-      .where('room_token', '=', roomToken)
-      .executeTakeFirst();
+    const row = await STATE.first(this.#db, { botId, roomToken });
     return row ? toState(row) : null;
   }
 
   /** Every bot's state in the room, oldest activation first. */
   async roomStates(roomToken: string): Promise<RoomState[]> {
-    const rows = await this.#db
-      .selectFrom('room_states')
-      .selectAll()
-      .where('room_token', '=', roomToken)
-      .orderBy('created_at')
-      .orderBy('bot_id')
-      .execute();
-    return rows.map(toState);
+    return (await ROOM_STATES.rows(this.#db, { roomToken })).map(toState);
   }
 
   /** Onboardings not yet completed in the room, oldest first (plain replies go to the first). */

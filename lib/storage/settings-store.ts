@@ -1,7 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { Database } from './schema.ts';
+import { PreparedQuery } from './prepared-query.ts';
 
 /** Non-secret instance settings as JSON values under string keys. */
+// Read on every turn (limits, model settings): prepared once.
+const VALUE = new PreparedQuery((db, p: { key: string }) => db.selectFrom('settings').select('value').where('key', '=', p.key));
 export class SettingsStore {
   readonly #db: Kysely<Database>;
   readonly #now: () => number;
@@ -12,7 +15,7 @@ export class SettingsStore {
   }
 
   async get<T>(key: string): Promise<T | undefined> {
-    const row = await this.#db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst();
+    const row = await VALUE.first(this.#db, { key });
     return row ? (JSON.parse(row.value) as T) : undefined;
   }
 

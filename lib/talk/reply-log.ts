@@ -1,5 +1,6 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/schema.ts';
+import { PreparedQuery } from '../storage/prepared-query.ts';
 
 export interface LoggedChunk {
   seq: number;
@@ -12,6 +13,12 @@ export interface LoggedChunk {
  * Every message of a reply is recorded before it is posted and marked once
  * Talk accepted it, so a reply resumed after a restart never repeats one.
  */
+// Every reply message passes through these: prepared once (storage/prepared-query.ts).
+const LIST = new PreparedQuery((db, p: { inboxId: number }) => db.selectFrom('reply_chunks').selectAll().where('inbox_id', '=', p.inboxId).orderBy('seq'));
+const INTEND = new PreparedQuery((db, p: { inboxId: number; seq: number; referenceId: string; text: string; now: number }) =>
+  db.insertInto('reply_chunks').values({ inbox_id: p.inboxId, seq: p.seq, reference_id: p.referenceId, text: p.text, posted: 0, created_at: p.now }),
+);
+const POSTED = new PreparedQuery((db, p: { inboxId: number; seq: number }) => db.updateTable('reply_chunks').set({ posted: 1 }).where('inbox_id', '=', p.inboxId).where('seq', '=', p.seq));
 export class ReplyLog {
   readonly #db: Kysely<Database>;
   readonly #now: () => number;
@@ -22,16 +29,16 @@ export class ReplyLog {
   }
 
   async list(inboxId: number): Promise<LoggedChunk[]> {
-    const rows = await this.#db.selectFrom('reply_chunks').selectAll().where('inbox_id', '=', inboxId).orderBy('seq').execute();
+    const rows = await LIST.rows(this.#db, { inboxId });
     return rows.map((r) => ({ seq: r.seq, referenceId: r.reference_id, text: r.text, posted: r.posted === 1 }));
   }
 
   async intend(inboxId: number, seq: number, referenceId: string, text: string): Promise<void> {
-    await this.#db.insertInto('reply_chunks').values({ inbox_id: inboxId, seq, reference_id: referenceId, text, posted: 0, created_at: this.#now() }).execute();
+    await INTEND.execute(this.#db, { inboxId, seq, referenceId, text, now: this.#now() });
   }
 
   async posted(inboxId: number, seq: number): Promise<void> {
-    await this.#db.updateTable('reply_chunks').set({ posted: 1 }).where('inbox_id', '=', inboxId).where('seq', '=', seq).execute();
+    await POSTED.execute(this.#db, { inboxId, seq });
   }
 
   async drop(inboxId: number, seq: number): Promise<void> {

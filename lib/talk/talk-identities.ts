@@ -5,6 +5,7 @@ import type { NextcloudClient } from '../nextcloud/client.ts';
 import { NextcloudNotFoundError } from '../nextcloud/errors.ts';
 import type { Database } from '../storage/schema.ts';
 import type { Vault } from '../vault/vault.ts';
+import { PreparedQuery } from '../storage/prepared-query.ts';
 
 export const SHARED_ROUTE = 'talk_bot';
 export const SHARED_NAME = 'Talk AI';
@@ -17,6 +18,15 @@ export function secretName(route: string): string {
 const SEEN_REFRESH_MS = 10 * 60_000;
 
 /** Our Talk bots registered through AppAPI, and their secrets (in the vault). */
+// Asked on every Talk turn: prepared once (storage/prepared-query.ts).
+const DEDICATED_ROUTE = new PreparedQuery((db, p: { botId: string; roomToken: string }) =>
+  db
+    .selectFrom('talk_identities')
+    .innerJoin('room_identities', 'room_identities.route', 'talk_identities.route')
+    .select('talk_identities.route')
+    .where('talk_identities.bot_id', '=', p.botId)
+    .where('room_identities.room_token', '=', p.roomToken),
+);
 export class TalkIdentities {
   readonly #db: Kysely<Database>;
   readonly #vault: Vault;
@@ -109,13 +119,7 @@ export class TalkIdentities {
    * that one is enabled there, otherwise the identity the message came through.
    */
   async replyRoute(roomToken: string, botId: string, deliveredRoute: string): Promise<string> {
-    const dedicated = await this.#db
-      .selectFrom('talk_identities')
-      .innerJoin('room_identities', 'room_identities.route', 'talk_identities.route')
-      .select('talk_identities.route')
-      .where('talk_identities.bot_id', '=', botId)
-      .where('room_identities.room_token', '=', roomToken)
-      .executeTakeFirst();
+    const dedicated = await DEDICATED_ROUTE.first(this.#db, { botId, roomToken });
     if (dedicated && this.#speaksFor && !(await this.#speaksFor(botId))) return deliveredRoute;
     return dedicated?.route ?? deliveredRoute;
   }

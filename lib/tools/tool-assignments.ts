@@ -6,6 +6,7 @@ import { isPlainObject } from './json-schema.ts';
 import { isValidToolName } from './tool-provider.ts';
 import type { ToolAssignment } from './tool-registry.ts';
 import { withToolTables, type ToolDatabase } from './tool-tables.ts';
+import { PreparedQuery } from '../storage/prepared-query.ts';
 
 export const MAX_ASSIGNMENTS_PER_BOT = 200;
 export const MAX_CONFIG_JSON_CHARS = 8192;
@@ -33,6 +34,10 @@ export interface AssignmentHooks {
   beforeSave?(botId: string, assignments: ToolAssignment[], scope?: { visibility: string; allowedTeams: string[] }): Promise<void>;
 }
 
+// Read on every Talk turn: prepared once (storage/prepared-query.ts).
+const ASSIGNMENTS = new PreparedQuery((db: Kysely<ToolDatabase>, p: { botId: string }) =>
+  db.selectFrom('bot_tools').select(['tool_name', 'config']).where('bot_id', '=', p.botId).orderBy('position').orderBy('tool_name'),
+);
 export class ToolAssignmentStore {
   readonly #db: Kysely<ToolDatabase>;
   readonly #now: () => number;
@@ -48,13 +53,7 @@ export class ToolAssignmentStore {
   }
 
   async list(botId: string): Promise<ToolAssignment[]> {
-    const rows = await this.#db
-      .selectFrom('bot_tools')
-      .select(['tool_name', 'config'])
-      .where('bot_id', '=', botId)
-      .orderBy('position')
-      .orderBy('tool_name')
-      .execute();
+    const rows = await ASSIGNMENTS.rows(this.#db, { botId });
     return rows.map((r) => ({ name: r.tool_name, config: parseConfig(r.config) }));
   }
 

@@ -5,6 +5,7 @@ import { CompactEncrypt, compactDecrypt, base64url } from 'jose';
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/schema.ts';
 import { registerSecret } from '../log/redact.ts';
+import { PreparedQuery } from '../storage/prepared-query.ts';
 
 export class VaultError extends Error {
   override name = 'VaultError';
@@ -41,6 +42,8 @@ const PLAINTEXT_CACHE_SIZE = 256;
  * (dir + A256GCM). The row name is bound into the protected header, so a
  * ciphertext copied to another name does not decrypt.
  */
+// Read on every model call (the provider key): prepared once (storage/prepared-query.ts).
+const CIPHERTEXT = new PreparedQuery((db, p: { name: string }) => db.selectFrom('secrets').select('ciphertext').where('name', '=', p.name));
 export class Vault {
   readonly #db: Kysely<Database>;
   readonly #key: Uint8Array;
@@ -90,7 +93,7 @@ export class Vault {
   }
 
   async get(name: string): Promise<string | null> {
-    const row = await this.#db.selectFrom('secrets').select('ciphertext').where('name', '=', name).executeTakeFirst();
+    const row = await CIPHERTEXT.first(this.#db, { name });
     return row ? this.decrypt(name, row.ciphertext) : null;
   }
 
