@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import type { IntakeStatements } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
+import { PreparedQuery } from '../storage/prepared-query.ts';
 
 export interface InboxEvent {
   id: number;
@@ -42,6 +43,32 @@ export interface NewInboxEvent {
  * a file of its own (storage/database.ts), so an acknowledgement never waits for
  * the worker's write lock.
  */
+/** Rooms whose newest message id the intake keeps (beyond that it forgets them all and reads again). */
+const NEWEST_ROOMS = 50_000;
+
+// The statements of every event: prepared once (storage/prepared-query.ts).
+const CLAIM = new PreparedQuery((db, p: { id: number; roomToken: string; now: number }) =>
+  db
+    .insertInto('inbox_progress')
+    .values({ inbox_id: p.id, room_token: p.roomToken, status: 'processing', attempts: 1, not_before: 0, started_at: p.now, finished_at: null })
+    .onConflict((oc) =>
+      oc
+        .column('inbox_id')
+        .doUpdateSet({ status: 'processing', started_at: p.now, attempts: sql`inbox_progress.attempts + 1` })
+        .where('inbox_progress.status', '=', 'pending'),
+    ),
+);
+const READ_NEW = new PreparedQuery((db, p: { after: number; limit: number }) =>
+  db.selectFrom('inbox').select(['id', 'room_token', 'message_id', 'actor_id', 'route', 'kind', 'payload', 'received_at']).where('id', '>', p.after).orderBy('id').limit(p.limit),
+);
+const HANDLED = new PreparedQuery((db, p: { roomToken: string; messageId: string; id: number; now: number }) =>
+  db
+    .insertInto('handled_messages')
+    .values({ room_token: p.roomToken, message_id: p.messageId, inbox_id: p.id, handled_at: p.now })
+    .onConflict((oc) => oc.columns(['room_token', 'message_id']).doNothing()),
+);
+const FORGET_CHUNKS = new PreparedQuery((db, p: { id: number }) => db.deleteFrom('reply_chunks').where('inbox_id', '=', p.id));
+const DONE = new PreparedQuery((db, p: { id: number; now: number }) => db.updateTable('inbox_progress').set({ status: 'done', finished_at: p.now }).where('inbox_id', '=', p.id));
 export class Inbox {
   readonly #db: Kysely<Database>;
   readonly #intake: Kysely<Database>;
@@ -56,6 +83,9 @@ export class Inbox {
    * (DatabaseHandle.intake; defaults to `db`), `statements` its prepared hot
    * path on SQLite (DatabaseHandle.intakeStatements).
    */
+  /** Per room, the newest Talk message id this intake queued (see isBeyondNewest). */
+  readonly #newest = new Map<string, number>();
+
   constructor(db: Kysely<Database>, now: () => number = Date.now, intake: Kysely<Database> = db, statements?: IntakeStatements) {
     this.#db = db;
     this.#intake = intake;
@@ -63,8 +93,32 @@ export class Inbox {
     this.#statements = statements ?? null;
   }
 
+  /**
+   * Whether the dedupe read can be skipped: Talk's message ids grow, so an id above the newest this
+   * intake queued for the room is not a redelivery of one it queued. (One handled elsewhere, by another
+   * instance or before a restart, is still caught by the worker's markHandled, after Talk confirmed it.)
+   */
+  isBeyondNewest(roomToken: string, messageId: string): boolean {
+    const newest = this.#newest.get(roomToken);
+    const id = Number(messageId);
+    return newest !== undefined && Number.isSafeInteger(id) && id > newest;
+  }
+
+  #noteNewest(roomToken: string, messageId: string): void {
+    const id = Number(messageId);
+    if (!Number.isSafeInteger(id)) return;
+    if (this.#newest.size >= NEWEST_ROOMS && !this.#newest.has(roomToken)) this.#newest.clear();
+    if (id > (this.#newest.get(roomToken) ?? -1)) this.#newest.set(roomToken, id);
+  }
+
   /** false when the same delivery (room, message, actor, route) is already queued. */
   async add(e: NewInboxEvent): Promise<boolean> {
+    const added = await this.#add(e);
+    if (added) this.#noteNewest(e.roomToken, e.messageId);
+    return added;
+  }
+
+  async #add(e: NewInboxEvent): Promise<boolean> {
     const row = {
       room_token: e.roomToken,
       message_id: e.messageId,
@@ -110,17 +164,7 @@ export class Inbox {
     for (const row of this.#queue.ready(now, excludeRooms)) {
       if (claimed.length >= limit) break;
       this.#queue.touch();
-      const updated = await this.#db
-        .insertInto('inbox_progress')
-        .values({ inbox_id: row.id, room_token: row.roomToken, status: 'processing', attempts: 1, not_before: 0, started_at: now, finished_at: null })
-        .onConflict((oc) =>
-          oc
-            .column('inbox_id')
-            .doUpdateSet({ status: 'processing', started_at: now, attempts: sql`inbox_progress.attempts + 1` })
-            .where('inbox_progress.status', '=', 'pending'),
-        )
-        .executeTakeFirst();
-      if (Number(updated.numInsertedOrUpdatedRows ?? 0n) !== 1) {
+      if ((await CLAIM.affected(this.#db, { id: row.id, roomToken: row.roomToken, now })) !== 1) {
         // Finished or running elsewhere: the next full read shows which.
         this.#queue.drop(row.id);
         continue;
@@ -145,13 +189,7 @@ export class Inbox {
   /** Rows the intake inserted since the last read (new rows have no progress yet). */
   async #readNew(): Promise<void> {
     for (;;) {
-      const rows = await this.#db
-        .selectFrom('inbox')
-        .select(['id', 'room_token', 'message_id', 'actor_id', 'route', 'kind', 'payload', 'received_at'])
-        .where('id', '>', this.#queue.cursor)
-        .orderBy('id')
-        .limit(READ_BATCH)
-        .execute();
+      const rows = await READ_NEW.rows(this.#db, { after: this.#queue.cursor, limit: READ_BATCH });
       for (const r of rows) this.#queue.add(queued(r, null));
       if (rows.length < READ_BATCH) return;
     }
@@ -181,12 +219,7 @@ export class Inbox {
    * second Talk bot of ours in the same room).
    */
   async markHandled(event: InboxEvent): Promise<boolean> {
-    const inserted = await this.#db
-      .insertInto('handled_messages')
-      .values({ room_token: event.roomToken, message_id: event.messageId, inbox_id: event.id, handled_at: this.#now() })
-      .onConflict((oc) => oc.columns(['room_token', 'message_id']).doNothing())
-      .executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0) return true;
+    if ((await HANDLED.affected(this.#db, { roomToken: event.roomToken, messageId: event.messageId, id: event.id, now: this.#now() })) > 0) return true;
     const row = await this.#db.selectFrom('handled_messages').select('inbox_id').where('room_token', '=', event.roomToken).where('message_id', '=', event.messageId).executeTakeFirst();
     return row?.inbox_id === event.id;
   }
@@ -196,8 +229,8 @@ export class Inbox {
     const now = this.#now();
     this.#queue.touch();
     await this.#db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('reply_chunks').where('inbox_id', '=', id).execute();
-      await trx.updateTable('inbox_progress').set({ status: 'done', finished_at: now }).where('inbox_id', '=', id).execute();
+      await FORGET_CHUNKS.execute(trx, { id });
+      await DONE.execute(trx, { id, now });
     });
     this.#queue.drop(id);
   }

@@ -78,7 +78,7 @@ async function accept(route: string, req: Request, res: Response, deps: WebhookD
     res.json({ status: 'ignored' });
     return;
   }
-  if (await deps.inbox.isHandled(message.roomToken, message.messageId)) {
+  if (!deps.inbox.isBeyondNewest(message.roomToken, message.messageId) && (await deps.inbox.isHandled(message.roomToken, message.messageId))) {
     res.json({ status: 'duplicate' });
     return;
   }

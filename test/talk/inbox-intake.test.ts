@@ -42,6 +42,27 @@ for (const dialect of DIALECTS) {
       inbox.stop();
     });
 
+    it('skips the dedupe read only for message ids above the newest it queued in that room', async () => {
+      const tdb = await createTestDatabase(dialect);
+      opened.push(tdb);
+      const inbox = inboxOf(tdb);
+      assert.equal(inbox.isBeyondNewest('r1', '10'), false, 'a room it knows nothing of is read');
+      assert.equal(await inbox.add(event('r1', '10')), true);
+      assert.equal(inbox.isBeyondNewest('r1', '11'), true);
+      assert.equal(inbox.isBeyondNewest('r1', '10'), false, 'a redelivery is read');
+      assert.equal(inbox.isBeyondNewest('r1', '9'), false, 'an older message is read');
+      assert.equal(inbox.isBeyondNewest('r2', '11'), false, 'per room');
+      assert.equal(inbox.isBeyondNewest('r1', 'x12'), false, 'a non-numeric id is read');
+      assert.equal(await inbox.add(event('r1', '10')), false);
+      assert.equal(await inbox.add(event('r1', '12')), true);
+      assert.equal(inbox.isBeyondNewest('r1', '11'), false);
+      // A fresh intake (a restart) knows nothing: it reads.
+      await tdb.db.insertInto('handled_messages').values({ room_token: 'r1', message_id: '12', inbox_id: 1, handled_at: 1 }).execute();
+      const restarted = inboxOf(tdb);
+      assert.equal(restarted.isBeyondNewest('r1', '12'), false);
+      assert.equal(await restarted.isHandled('r1', '12'), true);
+    });
+
     it('reads only new rows between full reads, which catch rows that became visible late', async () => {
       let clock = 2_000_000;
       const tdb = await createTestDatabase(dialect);
