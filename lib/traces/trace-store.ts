@@ -398,6 +398,37 @@ function normalizeMention(m: string): string {
   return m.trim().replace(/^[@/]/, '').toLowerCase();
 }
 
+/** A run made by TraceStore.newRun and not written yet. */
+export interface PendingRun {
+  readonly id: string;
+  readonly storeContent: boolean;
+  readonly row: {
+    uid: string;
+    bot_id: string | null;
+    bot_mention: string;
+    room_token: string | null;
+    message_id: string | null;
+    source: TraceSource;
+    preview: string;
+    store_tool_content: number;
+    started_at: number;
+  };
+}
+
+function eventRow(runId: string, seq: number, e: PreparedEvent, now: number) {
+  return {
+    run_id: runId,
+    seq,
+    type: e.type,
+    tool_name: e.toolName,
+    status: e.status,
+    duration_ms: e.durationMs === null ? null : Math.round(e.durationMs),
+    payload: JSON.stringify(sanitizeForTrace(e.payload)),
+    preview: e.preview,
+    created_at: now,
+  };
+}
+
 /**
  * Per-turn traces ("Activity"): a run and its numbered events. Writes never
  * throw into the turn. Invokers see their own runs; admins see metadata, and
@@ -415,42 +446,90 @@ export class TraceStore {
     this.#log = options.logger;
   }
 
-  /** Returns the run id, or null when the trace could not be written (the turn goes on). */
-  async startRun(input: StartRunInput): Promise<string | null> {
+  /**
+   * A run's row, ready but not written: TurnTrace writes it together with its
+   * events and outcome when the turn ends quickly, or on its own once the turn
+   * has run for a while (so that it shows as running). Null when it cannot be made.
+   */
+  newRun(input: StartRunInput): PendingRun | null {
     try {
-      const id = randomUUID();
       const store = input.storeToolContent === true;
-      await this.#db
-        .insertInto('trace_runs')
-        .values({
-          id,
+      return {
+        id: randomUUID(),
+        storeContent: store,
+        row: {
           uid: normalizeTraceUid(input.uid),
           bot_id: input.botId,
           bot_mention: clip(normalizeMention(input.botMention), 100),
           room_token: input.roomToken,
           message_id: input.messageId,
           source: input.source,
-          status: 'running',
           preview: clip(sanitizeText(input.userText), RUN_PREVIEW_CHARS),
-          error_summary: null,
           store_tool_content: store ? 1 : 0,
           started_at: this.#now(),
-          finished_at: null,
-          duration_ms: null,
-          tool_call_count: 0,
-          event_count: 0,
-          prompt_tokens: 0,
-          completion_tokens: 0,
-          total_tokens: 0,
-        })
-        .execute();
-      // A run that never finished (crash mid-turn) must not grow this cache forever.
-      if (this.#storeContent.size > 10_000) this.#storeContent.clear();
-      this.#storeContent.set(id, store);
-      return id;
+        },
+      };
     } catch (err) {
       this.#warn('startRun', err);
       return null;
+    }
+  }
+
+  /** Writes a pending run as running; false when it could not be written (its events are then dropped). */
+  async insertRun(run: PendingRun): Promise<boolean> {
+    try {
+      await this.#db
+        .insertInto('trace_runs')
+        .values({ id: run.id, ...run.row, status: 'running', error_summary: null, finished_at: null, duration_ms: null, tool_call_count: 0, event_count: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 })
+        .execute();
+      // A run that never finished (crash mid-turn) must not grow this cache forever.
+      if (this.#storeContent.size > 10_000) this.#storeContent.clear();
+      this.#storeContent.set(run.id, run.storeContent);
+      return true;
+    } catch (err) {
+      this.#warn('startRun', err);
+      return false;
+    }
+  }
+
+  /** Returns the run id, or null when the trace could not be written (the turn goes on). */
+  async startRun(input: StartRunInput): Promise<string | null> {
+    const run = this.newRun(input);
+    return run && (await this.insertRun(run)) ? run.id : null;
+  }
+
+  /**
+   * A whole run that was never written: its row with the final counters and
+   * status, and its events, in one transaction (a quick turn costs two
+   * statements instead of four).
+   */
+  async writeRun(run: PendingRun, events: readonly TraceEventInput[], status: Exclude<TraceStatus, 'running'>, errorSummary: string | null): Promise<void> {
+    try {
+      const prepared = events.map((event) => prepareEvent(event, run.storeContent));
+      const now = this.#now();
+      const sum = (f: (e: PreparedEvent) => number) => prepared.reduce((n, e) => n + f(e), 0);
+      const lastError = prepared.findLast((e) => e.errorSummary !== null)?.errorSummary ?? null;
+      await this.#db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('trace_runs')
+          .values({
+            id: run.id,
+            ...run.row,
+            status,
+            error_summary: errorSummary ? clip(sanitizeText(errorSummary), RUN_PREVIEW_CHARS) : lastError,
+            finished_at: now,
+            duration_ms: now - run.row.started_at,
+            tool_call_count: sum((e) => (e.toolCall ? 1 : 0)),
+            event_count: prepared.length,
+            prompt_tokens: sum((e) => e.usage.prompt),
+            completion_tokens: sum((e) => e.usage.completion),
+            total_tokens: sum((e) => e.usage.total),
+          })
+          .execute();
+        if (prepared.length > 0) await trx.insertInto('trace_events').values(prepared.map((e, i) => eventRow(run.id, 1 + i, e, now))).execute();
+      });
+    } catch (err) {
+      this.#warn('finishRun', err);
     }
   }
 
@@ -490,19 +569,7 @@ export class TraceStore {
         const first = Number(run.event_count) - prepared.length + 1;
         await trx
           .insertInto('trace_events')
-          .values(
-            prepared.map((e, i) => ({
-              run_id: runId,
-              seq: first + i,
-              type: e.type,
-              tool_name: e.toolName,
-              status: e.status,
-              duration_ms: e.durationMs === null ? null : Math.round(e.durationMs),
-              payload: JSON.stringify(sanitizeForTrace(e.payload)),
-              preview: e.preview,
-              created_at: now,
-            })),
-          )
+          .values(prepared.map((e, i) => eventRow(runId, first + i, e, now)))
           .execute();
       });
     } catch (err) {
