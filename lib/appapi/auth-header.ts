@@ -14,11 +14,13 @@ function header(headers: HeaderBag, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
-/** Compares digests so neither content nor length leaks through timing. */
+let expectedDigest: { secret: string; digest: Buffer } | null = null;
+
+/** Compares digests so neither content nor length leaks through timing. The app's own digest is computed once. */
 function sameSecret(given: string, expected: string): boolean {
+  if (expectedDigest?.secret !== expected) expectedDigest = { secret: expected, digest: createHash('sha256').update(expected, 'utf8').digest() };
   const a = createHash('sha256').update(given, 'utf8').digest();
-  const b = createHash('sha256').update(expected, 'utf8').digest();
-  return timingSafeEqual(a, b) && given.length === expected.length;
+  return timingSafeEqual(a, expectedDigest.digest) && given.length === expected.length;
 }
 
 /**

@@ -38,12 +38,18 @@ function fold(word: string): string {
   return word.normalize('NFKD').replace(/\p{M}/gu, '').toLowerCase();
 }
 
+// Every chat message is read as a possible reply: the folded word lists are kept per list.
+const wordSets = new WeakMap<readonly string[], Set<string>>();
+
 function wordSet(words: readonly string[]): Set<string> {
+  const cached = wordSets.get(words);
+  if (cached) return cached;
   const set = new Set<string>();
   for (const w of words) {
     const trimmed = w.trim();
     if (trimmed !== '' && !/\s/.test(trimmed)) set.add(fold(trimmed));
   }
+  wordSets.set(words, set);
   return set;
 }
 
