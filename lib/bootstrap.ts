@@ -32,7 +32,7 @@ import { TurnRunner } from './conversation/turn-runner.ts';
 import { ChatClient } from './llm/chat-client.ts';
 import { LlmSettingsService } from './llm/llm-settings.ts';
 import { ModelCatalog } from './llm/model-catalog.ts';
-import { createEgressFetch } from './egress/egress-fetch.ts';
+import { createEgressFetch, type EgressStream } from './egress/egress-fetch.ts';
 import { EgressSettingsService } from './egress/egress-settings.ts';
 import { createLogger, type Logger } from './log/logger.ts';
 import { McpProviderManager } from './mcp/mcp-provider.ts';
@@ -239,7 +239,13 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   const rateLimiter = new RateLimiter(db, () => loadRateLimitSettings(settings, logger), now);
   const requestQueue = new RequestQueue(db, { now });
   const traces = new TraceStore(db, { now, logger });
-  const chat = new ChatClient({ settings: llmSettings, catalog, fetch: observingRateLimits(llmFetch, rateLimiter, logger), logger });
+  const chat = new ChatClient({
+    settings: llmSettings,
+    catalog,
+    fetch: observingRateLimits(llmFetch, rateLimiter, logger),
+    ...(options.llmFetch ? {} : { streamRequest: observingStreamRateLimits(providerEgress.stream, rateLimiter, logger) }),
+    logger,
+  });
 
   // Tools: the registry with MCP servers and companions; assignments by name.
   const registry = new ToolRegistry({ logger });
@@ -670,15 +676,26 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
 function observingRateLimits(base: typeof fetch, limiter: RateLimiter, logger: Logger): typeof fetch {
   return async (input, init) => {
     const res = await base(input, init);
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    if (/\/chat\/completions(?:[?#]|$)/.test(url)) {
-      const headers: Record<string, string> = {};
-      res.headers.forEach((value, name) => {
-        const n = name.toLowerCase();
-        if (n.startsWith('x-ratelimit-') || n.startsWith('ratelimit') || n === 'retry-after') headers[n] = value;
-      });
-      if (Object.keys(headers).length > 0) void limiter.observeProviderHeaders('chat', headers).catch((err: unknown) => logger.warn({ err }, 'could not record provider rate-limit headers'));
-    }
+    observeChatRateLimits(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url, res.headers, limiter, logger);
     return res;
   };
+}
+
+/** The same for streamed answers through the egress module's request. */
+function observingStreamRateLimits(base: EgressStream, limiter: RateLimiter, logger: Logger): EgressStream {
+  return async (url, init) => {
+    const res = await base(url, init);
+    observeChatRateLimits(url, res.headers, limiter, logger);
+    return res;
+  };
+}
+
+function observeChatRateLimits(url: string, responseHeaders: Headers, limiter: RateLimiter, logger: Logger): void {
+  if (!/\/chat\/completions(?:[?#]|$)/.test(url)) return;
+  const headers: Record<string, string> = {};
+  responseHeaders.forEach((value, name) => {
+    const n = name.toLowerCase();
+    if (n.startsWith('x-ratelimit-') || n.startsWith('ratelimit') || n === 'retry-after') headers[n] = value;
+  });
+  if (Object.keys(headers).length > 0) void limiter.observeProviderHeaders('chat', headers).catch((err: unknown) => logger.warn({ err }, 'could not record provider rate-limit headers'));
 }

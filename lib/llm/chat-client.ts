@@ -12,7 +12,8 @@ async function loadSdk(): Promise<Sdk> {
 const isSdkError = (err: unknown, name: 'APIError' | 'APIConnectionTimeoutError' | 'APIUserAbortError'): boolean => sdk !== null && err instanceof sdk[name];
 import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions/completions';
 import type { Logger } from '../log/logger.ts';
-import { chunkBatches, postChat, ProviderHttpError, ProviderStreamError } from './chat-stream.ts';
+import type { EgressStream, StreamedAnswer } from '../egress/egress-fetch.ts';
+import { chunkBatches, postChat, postChatStream, ProviderHttpError, ProviderStreamError } from './chat-stream.ts';
 import type { LlmSettings, LlmSettingsService } from './llm-settings.ts';
 import { endpointBaseUrl, type ModelCatalog, type ResolvedModel } from './model-catalog.ts';
 import { LlmError, LlmNotConfiguredError, ModelNotAllowedError, type EndpointName } from './model-ref.ts';
@@ -73,8 +74,10 @@ export interface StreamOptions {
 export interface ChatClientOptions {
   settings: LlmSettingsService;
   catalog: ModelCatalog;
-  /** Later the egress module's fetch (S18). */
+  /** The egress module's fetch (S18). */
   fetch?: typeof fetch;
+  /** The egress module's streaming request, for streamed answers; without it they go through `fetch`. */
+  streamRequest?: EgressStream;
   logger?: Logger;
   /** Overrides the admin's chat/stream timeouts (tests, benchmarks). */
   timeoutOverridesMs?: { chat?: number; stream?: number };
@@ -348,6 +351,7 @@ export class ChatClient {
   readonly #settings: LlmSettingsService;
   readonly #catalog: ModelCatalog;
   readonly #fetch: typeof fetch | undefined;
+  readonly #streamRequest: EgressStream | undefined;
   readonly #logger: Logger | undefined;
   readonly #overrides: { chat?: number; stream?: number };
   readonly #paceMs: number;
@@ -359,6 +363,7 @@ export class ChatClient {
     this.#settings = options.settings;
     this.#catalog = options.catalog;
     this.#fetch = options.fetch;
+    this.#streamRequest = options.streamRequest;
     this.#logger = options.logger;
     this.#overrides = options.timeoutOverridesMs ?? {};
     this.#paceMs = options.streamReadPaceMs ?? 100;
@@ -428,11 +433,13 @@ export class ChatClient {
       const target = await this.#target(settings, model);
       const body = buildChatBody(model, req, settings);
       let includeUsage = true;
-      let res: Response;
+      let res: Response | StreamedAnswer;
       for (;;) {
         const params = { ...body, stream: true, ...(includeUsage ? { stream_options: { include_usage: true } } : {}) };
         try {
-          res = await postChat(this.#fetch ?? fetch, target.url, target.key, JSON.stringify(params), signal);
+          res = this.#streamRequest
+            ? await postChatStream(this.#streamRequest, target.url, target.key, JSON.stringify(params), signal)
+            : await postChat(this.#fetch ?? fetch, target.url, target.key, JSON.stringify(params), signal);
           break;
         } catch (err) {
           // Some servers reject stream_options; ask once more without it.

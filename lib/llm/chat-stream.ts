@@ -2,6 +2,7 @@
 // (the egress module, S18), then the SSE body decoded in place. A streamed
 // answer costs one body read per token, so every layer here counts: the SDK's
 // stream added a line decoder, an SSE decoder and two async iterators per token.
+import type { EgressStream, StreamedAnswer } from '../egress/egress-fetch.ts';
 import { SseDecoder } from './sse-decoder.ts';
 
 /** A non-2xx answer: the status and headers are what the error mapping needs; the body is not kept. */
@@ -49,6 +50,47 @@ export async function postChat(fetchImpl: typeof fetch, url: string, key: string
   return res;
 }
 
+/** As postChat, through the egress module's streaming request (no WHATWG Response, no web stream). */
+export async function postChatStream(stream: EgressStream, url: string, key: string | null, body: string, signal: AbortSignal): Promise<StreamedAnswer> {
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream, application/json' };
+  if (key !== null) headers.authorization = `Bearer ${key}`;
+  const res = await stream(url, { method: 'POST', headers, body, signal });
+  if (res.status < 200 || res.status >= 300) {
+    res.body.destroy();
+    throw new ProviderHttpError(res.status, res.headers);
+  }
+  return res;
+}
+
+interface BodyReader {
+  read(): Promise<{ done: boolean; value?: Uint8Array }>;
+  cancel(): void;
+}
+
+function readerOf(res: Response | StreamedAnswer): BodyReader | null {
+  if (res.body === null) return null;
+  if (res instanceof Response || !('destroy' in res.body)) {
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    return { read: () => reader.read(), cancel: () => void reader.cancel().catch(() => undefined) };
+  }
+  // A Node stream's iterator hands out everything buffered in one step, which is what the pacing wants.
+  const body = res.body;
+  const iterator = body[Symbol.asyncIterator]() as AsyncIterator<Uint8Array>;
+  return {
+    read: async () => {
+      const next = await iterator.next();
+      return next.done ? { done: true } : { done: false, value: next.value };
+    },
+    cancel: () => body.destroy(),
+  };
+}
+
+async function wholeJson(reader: BodyReader): Promise<unknown> {
+  const parts: Uint8Array[] = [];
+  for (let r = await reader.read(); !r.done; r = await reader.read()) if (r.value) parts.push(r.value);
+  return JSON.parse(Buffer.concat(parts).toString('utf8')) as unknown;
+}
+
 /**
  * The chunks of a streamed answer, one batch per body read (usually one
  * chunk; more when the process fell behind). Stops at `[DONE]`; throws
@@ -59,19 +101,23 @@ export async function postChat(fetchImpl: typeof fetch, url: string, key: string
  * through the consumers) per batch of tokens instead of per token. The first
  * token is never delayed.
  */
-export async function* chunkBatches(res: Response, paceMs: number | (() => number) = 0): AsyncGenerator<ChunkLike[]> {
-  if (res.body === null) return;
+export async function* chunkBatches(res: Response | StreamedAnswer, paceMs: number | (() => number) = 0): AsyncGenerator<ChunkLike[]> {
+  const reader = readerOf(res);
+  if (reader === null) return;
   if ((res.headers.get('content-type') ?? '').toLowerCase().includes('application/json')) {
-    yield [asChunk(await res.json())];
+    try {
+      yield [asChunk(await wholeJson(reader))];
+    } finally {
+      reader.cancel();
+    }
     return;
   }
-  const reader = res.body.getReader();
   const decoder = new SseDecoder();
   let finished = false;
   try {
     for (;;) {
       const { value, done } = await reader.read();
-      const events = done ? decoder.finish() : decoder.push(value);
+      const events = done ? decoder.finish() : decoder.push(value ?? new Uint8Array(0));
       let batch: ChunkLike[] | null = null;
       for (const sse of events) {
         if (sse.data === '[DONE]') {
@@ -95,7 +141,7 @@ export async function* chunkBatches(res: Response, paceMs: number | (() => numbe
     }
   } finally {
     // Early exit (error, abort, consumer stopped): release the connection.
-    reader.cancel().catch(() => undefined);
+    reader.cancel();
   }
 }
 
