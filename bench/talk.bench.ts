@@ -64,6 +64,7 @@ interface Setup {
 /** Fake Nextcloud here, a migrated database with one bot onboarded in `roomCount` rooms, and the ExApp process. */
 async function setup(roomCount: number, llmUrl: string, concurrency: number): Promise<Setup> {
   const nc = await FakeNextcloud.start({ appId: 'educai', appSecret: TEST_SECRET, appVersion: '0.1.0' });
+  nc.recordCalls = false;
   const tdb = await createTestDatabase('sqlite');
   const bot = await new BotStore(tdb.db).create({ displayName: 'Tutor', mention: 'tutor', systemPrompt: 'Answer briefly.', visibility: 'global' }, 'alice', { approvalStatus: 'approved' });
   const rooms: string[] = [];

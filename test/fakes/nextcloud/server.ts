@@ -164,6 +164,8 @@ export class FakeNextcloud {
   readonly appId: string;
   readonly appVersion: string;
   readonly calls: RecordedCall[] = [];
+  /** Benchmarks switch this off: thousands of recorded calls only cost the fake memory and GC. */
+  recordCalls = true;
   readonly headerViolations: string[] = [];
   readonly users: UserDirectory;
   readonly appApi: FakeAppApi;
@@ -426,7 +428,7 @@ export class FakeNextcloud {
     }
 
     if (problems.length > 0) this.headerViolations.push(`${method} ${path}: ${problems.join('; ')}`);
-    this.calls.push({ method, path, query: url.searchParams, user, headers, body: rawBody, status: reply.status });
+    if (this.recordCalls) this.calls.push({ method, path, query: url.searchParams, user, headers, body: rawBody, status: reply.status });
     res.writeHead(reply.status, reply.setCookies ? { ...reply.headers, 'set-cookie': reply.setCookies } : reply.headers);
     res.end(reply.status === 304 || reply.status === 204 ? undefined : reply.body);
   }
