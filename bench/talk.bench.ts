@@ -8,6 +8,9 @@
  *   (BENCH_ACK_WARMUP_SECONDS): those acks are answered and counted as lost or
  *   not, but not timed, so the figures are the steady state of a running app
  *   rather than its first JIT compilations and connections;
+ *   webhook_ack_cpu_us / turn_cpu_ms: CPU time of the HTTP thread per ack and of
+ *   the processing thread per answered turn over the same load (from the
+ *   app's runtime status): steadier than any latency on a shared machine;
  * - turn_overhead_ms: a turn end to end with zero-latency fakes (median);
  * - streams_1000_loop_lag_p99_ms / streams_1000_rss_mb: 1000 concurrent
  *   streamed answers at 20 tokens/s, starts staggered over 10 s; lag and RSS
@@ -153,6 +156,14 @@ async function runLoadGenerator(plan: { url: string; headers: Record<string, str
   }
 }
 
+type ThreadStatus = { loopLagP99Ms: number; peakRssMb: number; webhookP99Ms: number | null; cpuMs: number };
+
+async function runtimeStatus(app: ExAppProcess, seconds: number): Promise<{ http: ThreadStatus; processing: ThreadStatus | null }> {
+  const res = await fetch(`${app.url}/api/v1/admin/runtime?seconds=${seconds}`, { headers: appHeaders('admin') });
+  if (!res.ok) throw new Error(`runtime: ${res.status}`);
+  return (await res.json()) as { http: ThreadStatus; processing: ThreadStatus | null };
+}
+
 async function ackBenchmark(): Promise<void> {
   const llm = await FakeOpenAI.start({ models: ['fake-model'], apiKey: LLM_KEY, responder: () => ({ text: ['Fine.'] }) });
   llm.recordRequests = false;
@@ -162,6 +173,7 @@ async function ackBenchmark(): Promise<void> {
     const total = warmup + ACK_SECONDS * ACK_RATE;
     const bodies = Array.from({ length: total }, (_, i) => s.nc.webhookBodyFor(s.nc.postMessage(s.rooms[i % s.rooms.length]!, { actorType: 'users', actorId: i % 2 ? 'bob' : 'alice' }, process.env.BENCH_ACK_IGNORED ? `just chatting ${i}` : `@tutor question ${i}`)));
     const expected = process.env.BENCH_ACK_IGNORED ? 'ignored' : 'accepted';
+    const before = await runtimeStatus(s.app, 5);
     const result = await runLoadGenerator({ url: `${s.app.url}/talk_bot`, headers: appHeaders(''), rate: ACK_RATE, bodies });
     const sent = result.latencies.slice(warmup);
     const latencies = sent.filter((v) => v >= 0);
@@ -179,12 +191,15 @@ async function ackBenchmark(): Promise<void> {
     report('webhook_ack_p99_ms', percentile(latencies, 99), 'ms');
     report('webhook_ack_max_ms', Math.max(...latencies), 'ms');
     // The same acks as the app saw them (route to last byte), without the client's and the network's share.
-    const runtime = (await (await fetch(`${s.app.url}/api/v1/admin/runtime?seconds=${ACK_SECONDS}`, { headers: appHeaders('admin') })).json()) as { http: { webhookP99Ms: number | null } };
+    const runtime = await runtimeStatus(s.app, ACK_SECONDS);
     report('webhook_ack_app_p99_ms', runtime.http.webhookP99Ms ?? 0, 'ms');
+    report('webhook_ack_cpu_us', ((runtime.http.cpuMs - before.http.cpuMs) * 1000) / total, 'us');
     if (!process.env.BENCH_ACK_IGNORED) {
       const drainStarted = performance.now();
       await waitFor(() => s.nc.botMessages.length >= accepted, 'every accepted webhook to be answered', Number(process.env.BENCH_DRAIN_SECONDS ?? 900) * 1000);
       report('webhook_drain_s', (performance.now() - drainStarted) / 1000, 's');
+      const drained = await runtimeStatus(s.app, 5);
+      if (drained.processing && before.processing) report('turn_cpu_ms', (drained.processing.cpuMs - before.processing.cpuMs) / accepted, 'ms');
     }
     const handled = process.env.BENCH_ACK_IGNORED ? accepted : await handledCount(s.dataDir);
     report('webhook_lost', lost + Math.max(0, accepted - handled), 'count');
@@ -241,8 +256,7 @@ async function streams(): Promise<void> {
     }
     await waitFor(() => s.nc.botMessages.length >= STREAMS, 'every stream to finish', 180_000);
     const seconds = Math.min(600, Math.max(5, Math.ceil((Date.now() - started) / 1000)));
-    type Snapshot = { loopLagP99Ms: number; peakRssMb: number };
-    const runtime = (await (await fetch(`${s.app.url}/api/v1/admin/runtime?seconds=${seconds}`, { headers: appHeaders('admin') })).json()) as { http: Snapshot; processing: Snapshot | null };
+    const runtime = await runtimeStatus(s.app, seconds);
     // The streams run on the processing thread; the HTTP thread's loop is what AppAPI's calls wait on.
     report('streams_1000_loop_lag_p99_ms', (runtime.processing ?? runtime.http).loopLagP99Ms, 'ms');
     report('streams_1000_http_loop_lag_p99_ms', runtime.http.loopLagP99Ms, 'ms');

@@ -25,4 +25,20 @@ describe('runtime metrics', () => {
       metrics.stop();
     }
   });
+
+  it("reports this thread's CPU time, which grows with work done here and not with waiting", async () => {
+    const metrics = new RuntimeMetrics(50);
+    try {
+      const before = metrics.snapshot(60).cpuMs;
+      await new Promise((r) => setTimeout(r, 100));
+      const idle = metrics.snapshot(60).cpuMs - before;
+      const started = performance.now();
+      while (performance.now() - started < 150);
+      const busy = metrics.snapshot(60).cpuMs - before - idle;
+      assert.ok(idle < 60, `waiting 100 ms used ${idle} ms of CPU`);
+      assert.ok(busy >= 100, `150 ms of work counted ${busy} ms of CPU`);
+    } finally {
+      metrics.stop();
+    }
+  });
 });

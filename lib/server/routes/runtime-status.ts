@@ -12,6 +12,7 @@ const threadMetrics = z.object({
   rssMb: z.number(),
   peakRssMb: z.number(),
   heapUsedMb: z.number(),
+  cpuMs: z.number().describe('CPU time this thread has used since it started (user and system), in milliseconds'),
   uptimeS: z.number(),
 });
 
