@@ -35,6 +35,8 @@ export class InboxWorker {
   #stopped = true;
   #pumping = false;
   #again = false;
+  /** Whether rows may have been inserted since the inbox last read new rows (a pump after a finished job has none to read). */
+  #unread = true;
 
   constructor(deps: { inbox: Inbox; processor: EventProcessor; logger: Logger; options?: Partial<WorkerOptions> }) {
     this.#inbox = deps.inbox;
@@ -55,8 +57,14 @@ export class InboxWorker {
     this.notify();
   }
 
-  /** Called after an insert; cheap when nothing is to do. */
+  /** Called after an insert (and by the poll timer); cheap when nothing is to do. */
   notify(): void {
+    this.#unread = true;
+    this.#kick();
+  }
+
+  /** Claims what can run now: after an insert, or when a job finished and its room or slot is free. */
+  #kick(): void {
     if (this.#stopped) return;
     if (this.#pumping) {
       this.#again = true;
@@ -67,7 +75,7 @@ export class InboxWorker {
       this.#pumping = false;
       if (this.#again) {
         this.#again = false;
-        this.notify();
+        this.#kick();
       }
     });
   }
@@ -75,11 +83,14 @@ export class InboxWorker {
   async #pump(): Promise<void> {
     try {
       const free = this.#options.concurrency - this.#running.size;
-      const events = await this.#inbox.claim(free, new Set(this.#running.keys()));
+      // Without a free slot the claim reads nothing, so the flag stays for the next pump.
+      const readNew = free > 0 && this.#unread;
+      if (free > 0) this.#unread = false;
+      const events = await this.#inbox.claim(free, new Set(this.#running.keys()), { readNew });
       for (const event of events) {
         const job = this.#handle(event).finally(() => {
           this.#running.delete(event.roomToken);
-          this.notify();
+          this.#kick();
         });
         this.#running.set(event.roomToken, job);
       }

@@ -153,13 +153,14 @@ export class Inbox {
    * row on each claim cost more than the rest of a turn's bookkeeping. A full
    * read of the table runs at start, then every few seconds: it catches rows
    * that became visible late (a PostgreSQL insert committed after a later one)
-   * and another instance's progress.
+   * and another instance's progress. `readNew: false` (nothing was inserted
+   * since the last read, as the worker knows) skips the read of new rows.
    */
-  async claim(limit: number, excludeRooms: ReadonlySet<string>): Promise<InboxEvent[]> {
+  async claim(limit: number, excludeRooms: ReadonlySet<string>, options: { readNew?: boolean } = {}): Promise<InboxEvent[]> {
     if (limit <= 0) return [];
     const now = this.#now();
     if (this.#queue.syncedAt === null || now - this.#queue.syncedAt >= FULL_SYNC_MS || now < this.#queue.syncedAt) await this.#fullSync(now);
-    else await this.#readNew();
+    else if (options.readNew !== false) await this.#readNew();
     const claimed: InboxEvent[] = [];
     for (const row of this.#queue.ready(now, excludeRooms)) {
       if (claimed.length >= limit) break;

@@ -63,6 +63,17 @@ for (const dialect of DIALECTS) {
       assert.equal(await restarted.isHandled('r1', '12'), true);
     });
 
+    it('skips the read of new rows when the worker knows nothing was inserted', async () => {
+      const tdb = await createTestDatabase(dialect);
+      opened.push(tdb);
+      const inbox = inboxOf(tdb, () => 1_000_000);
+      assert.equal(await inbox.add(event('r1', '1')), true);
+      assert.deepEqual((await inbox.claim(8, new Set())).map((e) => e.roomToken), ['r1']);
+      assert.equal(await inbox.add(event('r2', '1')), true);
+      assert.deepEqual(await inbox.claim(8, new Set(['r1']), { readNew: false }), [], 'not read yet');
+      assert.deepEqual((await inbox.claim(8, new Set(['r1']))).map((e) => e.roomToken), ['r2']);
+    });
+
     it('reads only new rows between full reads, which catch rows that became visible late', async () => {
       let clock = 2_000_000;
       const tdb = await createTestDatabase(dialect);
