@@ -66,6 +66,16 @@ const APPEND = new PreparedQuery(
       created_at: p.now,
     }),
 );
+const APPEND_EXCHANGE = new PreparedQuery(
+  (
+    db,
+    p: { botId: string; roomToken: string; threadId: string; invokerUid: string; authorUid: string; messageId: string | null; content: string; answerAuthorUid: string; answerMessageId: string | null; answerContent: string; now: number },
+  ) =>
+    db.insertInto('conversation_messages').values([
+      { bot_id: p.botId, room_token: p.roomToken, thread_id: p.threadId, invoker_uid: p.invokerUid, role: 'user', author_uid: p.authorUid, message_id: p.messageId, content: p.content, created_at: p.now },
+      { bot_id: p.botId, room_token: p.roomToken, thread_id: p.threadId, invoker_uid: p.invokerUid, role: 'assistant', author_uid: p.answerAuthorUid, message_id: p.answerMessageId, content: p.answerContent, created_at: p.now },
+    ]),
+);
 const LOAD = new PreparedQuery((db, p: { botId: string; roomToken: string; threadId: string; invokerUid: string; limit: number }) =>
   db
     .selectFrom('conversation_messages')
@@ -77,6 +87,20 @@ const LOAD = new PreparedQuery((db, p: { botId: string; roomToken: string; threa
     .orderBy('id', 'desc')
     .limit(p.limit),
 );
+/** The entry's columns, checked (bounded lengths, known role). */
+function checked(entry: MemoryEntry) {
+  const threadId = entry.threadId ?? '';
+  const invokerUid = entry.invokerUid ?? '';
+  checkLength('botId', entry.botId, 36);
+  checkLength('roomToken', entry.roomToken, 64);
+  checkLength('threadId', threadId, 32);
+  checkLength('invokerUid', invokerUid, 64);
+  checkLength('authorUid', entry.authorUid, 255);
+  if (entry.messageId !== null) checkLength('messageId', entry.messageId, 32);
+  if (entry.role !== 'user' && entry.role !== 'assistant') throw new RangeError(`unknown role ${String(entry.role)}`);
+  return { botId: entry.botId, roomToken: entry.roomToken, threadId, invokerUid, role: entry.role, authorUid: entry.authorUid, messageId: entry.messageId, content: entry.content };
+}
+
 export class ConversationMemory {
   readonly #db: Kysely<Database>;
   readonly #now: () => number;
@@ -87,24 +111,20 @@ export class ConversationMemory {
   }
 
   async append(entry: MemoryEntry): Promise<void> {
-    const threadId = entry.threadId ?? '';
-    const invokerUid = entry.invokerUid ?? '';
-    checkLength('botId', entry.botId, 36);
-    checkLength('roomToken', entry.roomToken, 64);
-    checkLength('threadId', threadId, 32);
-    checkLength('invokerUid', invokerUid, 64);
-    checkLength('authorUid', entry.authorUid, 255);
-    if (entry.messageId !== null) checkLength('messageId', entry.messageId, 32);
-    if (entry.role !== 'user' && entry.role !== 'assistant') throw new RangeError(`unknown role ${String(entry.role)}`);
-    await APPEND.execute(this.#db, {
-      botId: entry.botId,
-      roomToken: entry.roomToken,
-      threadId,
-      invokerUid,
-      role: entry.role,
-      authorUid: entry.authorUid,
-      messageId: entry.messageId,
-      content: entry.content,
+    await APPEND.execute(this.#db, { ...checked(entry), now: this.#now() });
+  }
+
+  /** A user message and the answer to it, in one statement (same scope; the user row comes first). */
+  async appendExchange(user: MemoryEntry, answer: MemoryEntry): Promise<void> {
+    const u = checked(user);
+    const a = checked(answer);
+    if (u.role !== 'user' || a.role !== 'assistant') throw new RangeError('an exchange is a user row, then an assistant row');
+    if (u.botId !== a.botId || u.roomToken !== a.roomToken || u.threadId !== a.threadId || u.invokerUid !== a.invokerUid) throw new RangeError('an exchange stays in one scope');
+    await APPEND_EXCHANGE.execute(this.#db, {
+      ...u,
+      answerAuthorUid: a.authorUid,
+      answerMessageId: a.messageId,
+      answerContent: a.content,
       now: this.#now(),
     });
   }

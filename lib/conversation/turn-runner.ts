@@ -249,13 +249,9 @@ export class TurnRunner {
       ...history.map((h) => ({ role: h.role, content: h.content }) as ChatMessage),
       { role: 'user', content: userContent },
     ];
+    // Written with the answer when the turn ends (one statement): the turn's history is loaded above, and a
+    // turn that is run again after a crash or from the rate-limit queue does not store its user row twice.
     const userRow = { ...scope, role: 'user' as const, authorUid: message.actor.rawId, messageId: message.messageId, content: userContent };
-    // A replayed turn may be tried again: its user row is written once it is final.
-    let userStored = false;
-    if (!input.alreadyPosted && !input.replay) {
-      await this.#memory.append(userRow);
-      userStored = true;
-    }
 
     const trace = await TurnTrace.start(this.#traces, {
       uid: user?.uid ?? message.actor.rawId,
@@ -312,8 +308,8 @@ export class TurnRunner {
 
     const text = stream.text;
     const remember = async (content: string | null) => {
-      if (!userStored) await this.#memory.append(userRow);
-      if (content) await this.#memory.append({ ...scope, role: 'assistant', authorUid: `bots/${bot.mention}`, messageId: message.messageId, content });
+      if (content) await this.#memory.appendExchange(userRow, { ...scope, role: 'assistant', authorUid: `bots/${bot.mention}`, messageId: message.messageId, content });
+      else await this.#memory.append(userRow);
     };
 
     if (error) {

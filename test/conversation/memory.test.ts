@@ -35,6 +35,26 @@ for (const dialect of DIALECTS) {
       await tdb.drop();
     });
 
+    it('stores a user message and its answer together, in order, and only within one scope', async () => {
+      const scope: MemoryScope = { botId: 'b1', roomToken: freshRoom(), threadId: '7', invokerUid: 'alice' };
+      await memory.append(entry(scope, 'user', 'earlier'));
+      await memory.appendExchange(entry(scope, 'user', 'question', { messageId: '901' }), entry(scope, 'assistant', 'answer', { messageId: '901' }));
+      const rows = await memory.load(scope);
+      assert.deepEqual(
+        rows.map((r) => [r.role, r.content, r.messageId]),
+        [
+          ['user', 'earlier', null],
+          ['user', 'question', '901'],
+          ['assistant', 'answer', '901'],
+        ],
+      );
+      assert.equal(await memory.forgetMessage(scope.roomToken, '901'), 2, 'deleting the message forgets the answer too');
+      await assert.rejects(memory.appendExchange(entry(scope, 'assistant', 'a'), entry(scope, 'user', 'q')), RangeError);
+      await assert.rejects(memory.appendExchange(entry(scope, 'user', 'q'), entry({ ...scope, invokerUid: 'bob' }, 'assistant', 'a')), RangeError);
+      await assert.rejects(memory.appendExchange(entry(scope, 'user', 'q'), entry({ ...scope, botId: 'x'.repeat(37) }, 'assistant', 'a')), RangeError);
+      assert.equal((await memory.load(scope)).length, 1, 'a refused exchange stores nothing');
+    });
+
     it('returns only rows of exactly the requested scope, in chronological order', async () => {
       const room = freshRoom();
       const main: MemoryScope = { botId: 'b1', roomToken: room, threadId: null, invokerUid: null };
