@@ -271,7 +271,7 @@ interface PreparedEvent {
   toolCall: boolean;
 }
 
-/** Reduces an event to what a trace may keep (S11, S20). */
+/** Reduces an event to what a trace may keep (S11, S20). Payloads are redacted once, where they are written (eventRow). */
 function prepareEvent(e: TraceEventInput, storeToolContent: boolean): PreparedEvent {
   const base: PreparedEvent = {
     type: e.type,
@@ -302,7 +302,7 @@ function prepareEvent(e: TraceEventInput, storeToolContent: boolean): PreparedEv
         slot.chars += size;
       }
       const tools = (e.tools ?? []).map(toolNameOf).filter((n): n is string => n !== null);
-      return { ...base, payload: sanitizeForTrace({ model: e.model ?? null, messageCount: e.messages.length, totalChars: chars, byRole, tools }) };
+      return { ...base, payload: { model: e.model ?? null, messageCount: e.messages.length, totalChars: chars, byRole, tools } };
     }
     case 'llm_response': {
       const usage = { prompt: count(e.usage?.prompt_tokens), completion: count(e.usage?.completion_tokens), total: count(e.usage?.total_tokens) };
@@ -314,14 +314,15 @@ function prepareEvent(e: TraceEventInput, storeToolContent: boolean): PreparedEv
         contentLength: e.content?.length ?? 0,
         toolCalls: (e.toolCalls ?? []).map((c) => c.name),
       };
-      return { ...base, durationMs: e.durationMs ?? null, payload: sanitizeForTrace(payload), usage };
+      return { ...base, durationMs: e.durationMs ?? null, payload, usage };
     }
     case 'tool_call': {
       const text = asText(e.args);
       const args = e.args && typeof e.args === 'object' && !Array.isArray(e.args) ? Object.keys(e.args) : [];
       const payload: Record<string, unknown> = { argumentNames: args, size: Buffer.byteLength(text), sha256: sha256(text) };
+      // Redacted here too: below the payload's root, the depth limit of the write-time pass would stop earlier.
       if (storeToolContent) payload.arguments = sanitizeForTrace(e.args);
-      return { ...base, toolName: clip(e.toolName, 128), payload: sanitizeForTrace(payload), toolCall: true };
+      return { ...base, toolName: clip(e.toolName, 128), payload, toolCall: true };
     }
     case 'tool_result': {
       const text = asText(e.result);
