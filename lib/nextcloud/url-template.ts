@@ -50,9 +50,23 @@ export function expandPath(template: string, params: PathParams, operation: stri
   return expanded;
 }
 
+// The base is the one Nextcloud URL of the app: parsed once, not on every request.
+const bases = new Map<string, { origin: string; prefix: string }>();
+
+function parsedBase(base: string): { origin: string; prefix: string } {
+  let parsed = bases.get(base);
+  if (parsed === undefined) {
+    const url = new URL(base);
+    parsed = { origin: url.origin, prefix: url.pathname.replace(/\/+$/, '') };
+    if (bases.size >= 16) bases.clear();
+    bases.set(base, parsed);
+  }
+  return parsed;
+}
+
 export function buildUrl(base: string, pathname: string, query: Record<string, string | number | boolean | undefined> | undefined, operation: string): URL {
-  const baseUrl = new URL(base);
-  const fullPath = `${baseUrl.pathname.replace(/\/+$/, '')}${pathname}`;
+  const baseUrl = parsedBase(base);
+  const fullPath = `${baseUrl.prefix}${pathname}`;
   const url = new URL(fullPath, baseUrl.origin);
   if (url.origin !== baseUrl.origin || url.pathname !== fullPath) {
     throw new UnsafeRequestError(operation, 0, 'request path does not match its template');
