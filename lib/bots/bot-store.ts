@@ -308,11 +308,11 @@ function toBot(row: Selectable<BotsTable>): Bot {
   };
 }
 
-
 // Read on every Talk turn: prepared once (storage/prepared-query.ts).
 const BOT_BY_ID = new PreparedQuery((db, p: { id: string }) => db.selectFrom('bots').selectAll().where('id', '=', p.id));
 const BOT_BY_MENTION = new PreparedQuery((db, p: { mention: string }) => db.selectFrom('bots').selectAll().where('mention', '=', p.mention));
 const ACTIVE_MENTIONS = new PreparedQuery((db, _p: Record<string, never>) => db.selectFrom('bots').select(['mention', 'id']).where('active', '=', 1));
+
 export class BotStore {
   readonly #db: Kysely<Database>;
   readonly #now: () => number;

@@ -261,10 +261,10 @@ function quote(text: string): string {
   return JSON.stringify(capped);
 }
 
-
 // Read on every turn: prepared once (storage/prepared-query.ts).
 const STATE = new PreparedQuery((db, p: { botId: string; roomToken: string }) => db.selectFrom('room_states').selectAll().where('bot_id', '=', p.botId).where('room_token', '=', p.roomToken));
 const ROOM_STATES = new PreparedQuery((db, p: { roomToken: string }) => db.selectFrom('room_states').selectAll().where('room_token', '=', p.roomToken).orderBy('created_at').orderBy('bot_id'));
+
 export class OnboardingService {
   readonly #db: Kysely<Database>;
   readonly #now: () => number;

@@ -2,9 +2,10 @@ import type { Kysely } from 'kysely';
 import type { Database } from './schema.ts';
 import { PreparedQuery } from './prepared-query.ts';
 
-/** Non-secret instance settings as JSON values under string keys. */
 // Read on every turn (limits, model settings): prepared once.
 const VALUE = new PreparedQuery((db, p: { key: string }) => db.selectFrom('settings').select('value').where('key', '=', p.key));
+
+/** Non-secret instance settings as JSON values under string keys. */
 export class SettingsStore {
   readonly #db: Kysely<Database>;
   readonly #now: () => number;

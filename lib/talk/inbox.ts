@@ -33,16 +33,6 @@ export interface NewInboxEvent {
   payload: DeliveredEvent;
 }
 
-/**
- * The durable inbox. A row is written before the webhook is acknowledged;
- * rows of one room are processed in order, rooms concurrently (S19).
- *
- * Two write paths that never meet: the intake (HTTP thread) only inserts into
- * `inbox` and later prunes finished rows; the worker (processing thread) keeps
- * its state in `inbox_progress` and never writes `inbox`. On SQLite `inbox` is
- * a file of its own (storage/database.ts), so an acknowledgement never waits for
- * the worker's write lock.
- */
 /** Rooms whose newest message id the intake keeps (beyond that it forgets them all and reads again). */
 const NEWEST_ROOMS = 50_000;
 
@@ -69,6 +59,17 @@ const HANDLED = new PreparedQuery((db, p: { roomToken: string; messageId: string
 );
 const FORGET_CHUNKS = new PreparedQuery((db, p: { id: number }) => db.deleteFrom('reply_chunks').where('inbox_id', '=', p.id));
 const DONE = new PreparedQuery((db, p: { id: number; now: number }) => db.updateTable('inbox_progress').set({ status: 'done', finished_at: p.now }).where('inbox_id', '=', p.id));
+
+/**
+ * The durable inbox. A row is written before the webhook is acknowledged;
+ * rows of one room are processed in order, rooms concurrently (S19).
+ *
+ * Two write paths that never meet: the intake (HTTP thread) only inserts into
+ * `inbox` and later prunes finished rows; the worker (processing thread) keeps
+ * its state in `inbox_progress` and never writes `inbox`. On SQLite `inbox` is
+ * a file of its own (storage/database.ts), so an acknowledgement never waits for
+ * the worker's write lock.
+ */
 export class Inbox {
   readonly #db: Kysely<Database>;
   readonly #intake: Kysely<Database>;
@@ -78,14 +79,14 @@ export class Inbox {
   /** The worker's view of unfinished rows (claim side only). */
   readonly #queue = new WaitingRows();
 
+  /** Per room, the newest Talk message id this intake queued (see isBeyondNewest). */
+  readonly #newest = new Map<string, number>();
+
   /**
    * `intake` is the HTTP thread's own handle for the inbox table
    * (DatabaseHandle.intake; defaults to `db`), `statements` its prepared hot
    * path on SQLite (DatabaseHandle.intakeStatements).
    */
-  /** Per room, the newest Talk message id this intake queued (see isBeyondNewest). */
-  readonly #newest = new Map<string, number>();
-
   constructor(db: Kysely<Database>, now: () => number = Date.now, intake: Kysely<Database> = db, statements?: IntakeStatements) {
     this.#db = db;
     this.#intake = intake;

@@ -9,16 +9,17 @@ export interface LoggedChunk {
   posted: boolean;
 }
 
-/**
- * Every message of a reply is recorded before it is posted and marked once
- * Talk accepted it, so a reply resumed after a restart never repeats one.
- */
 // Every reply message passes through these: prepared once (storage/prepared-query.ts).
 const LIST = new PreparedQuery((db, p: { inboxId: number }) => db.selectFrom('reply_chunks').selectAll().where('inbox_id', '=', p.inboxId).orderBy('seq'));
 const INTEND = new PreparedQuery((db, p: { inboxId: number; seq: number; referenceId: string; text: string; now: number }) =>
   db.insertInto('reply_chunks').values({ inbox_id: p.inboxId, seq: p.seq, reference_id: p.referenceId, text: p.text, posted: 0, created_at: p.now }),
 );
 const POSTED = new PreparedQuery((db, p: { inboxId: number; seq: number }) => db.updateTable('reply_chunks').set({ posted: 1 }).where('inbox_id', '=', p.inboxId).where('seq', '=', p.seq));
+
+/**
+ * Every message of a reply is recorded before it is posted and marked once
+ * Talk accepted it, so a reply resumed after a restart never repeats one.
+ */
 export class ReplyLog {
   readonly #db: Kysely<Database>;
   readonly #now: () => number;

@@ -17,7 +17,6 @@ export function secretName(route: string): string {
 
 const SEEN_REFRESH_MS = 10 * 60_000;
 
-/** Our Talk bots registered through AppAPI, and their secrets (in the vault). */
 // Asked on every Talk turn: prepared once (storage/prepared-query.ts).
 const DEDICATED_ROUTE = new PreparedQuery((db, p: { botId: string; roomToken: string }) =>
   db
@@ -27,6 +26,8 @@ const DEDICATED_ROUTE = new PreparedQuery((db, p: { botId: string; roomToken: st
     .where('talk_identities.bot_id', '=', p.botId)
     .where('room_identities.room_token', '=', p.roomToken),
 );
+
+/** Our Talk bots registered through AppAPI, and their secrets (in the vault). */
 export class TalkIdentities {
   readonly #db: Kysely<Database>;
   readonly #vault: Vault;

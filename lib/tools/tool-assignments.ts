@@ -38,6 +38,7 @@ export interface AssignmentHooks {
 const ASSIGNMENTS = new PreparedQuery((db: Kysely<ToolDatabase>, p: { botId: string }) =>
   db.selectFrom('bot_tools').select(['tool_name', 'config']).where('bot_id', '=', p.botId).orderBy('position').orderBy('tool_name'),
 );
+
 export class ToolAssignmentStore {
   readonly #db: Kysely<ToolDatabase>;
   readonly #now: () => number;

@@ -37,13 +37,14 @@ export function loadVaultKey(options: { keyFile: string; envKey?: string | null 
 
 const PLAINTEXT_CACHE_SIZE = 256;
 
+// Read on every model call (the provider key): prepared once (storage/prepared-query.ts).
+const CIPHERTEXT = new PreparedQuery((db, p: { name: string }) => db.selectFrom('secrets').select('ciphertext').where('name', '=', p.name));
+
 /**
  * Provider keys, bot secrets and other credentials, encrypted at rest as JWE
  * (dir + A256GCM). The row name is bound into the protected header, so a
  * ciphertext copied to another name does not decrypt.
  */
-// Read on every model call (the provider key): prepared once (storage/prepared-query.ts).
-const CIPHERTEXT = new PreparedQuery((db, p: { name: string }) => db.selectFrom('secrets').select('ciphertext').where('name', '=', p.name));
 export class Vault {
   readonly #db: Kysely<Database>;
   readonly #key: Uint8Array;
