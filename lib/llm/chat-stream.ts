@@ -39,10 +39,14 @@ function providerMessage(error: unknown): string {
 }
 
 /** POSTs the body; resolves with the response once it is 2xx, else throws ProviderHttpError (the body is discarded). */
-export async function postChat(fetchImpl: typeof fetch, url: string, key: string | null, body: string, signal: AbortSignal): Promise<Response> {
+function chatHeaders(key: string | null): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream, application/json' };
   if (key !== null) headers.authorization = `Bearer ${key}`;
-  const res = await fetchImpl(url, { method: 'POST', headers, body, signal, redirect: 'manual' });
+  return headers;
+}
+
+export async function postChat(fetchImpl: typeof fetch, url: string, key: string | null, body: string, signal: AbortSignal): Promise<Response> {
+  const res = await fetchImpl(url, { method: 'POST', headers: chatHeaders(key), body, signal, redirect: 'manual' });
   if (res.status < 200 || res.status >= 300) {
     await res.body?.cancel().catch(() => undefined);
     throw new ProviderHttpError(res.status, res.headers);
@@ -52,9 +56,7 @@ export async function postChat(fetchImpl: typeof fetch, url: string, key: string
 
 /** As postChat, through the egress module's streaming request (no WHATWG Response, no web stream). */
 export async function postChatStream(stream: EgressStream, url: string, key: string | null, body: string, signal: AbortSignal): Promise<StreamedAnswer> {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream, application/json' };
-  if (key !== null) headers.authorization = `Bearer ${key}`;
-  const res = await stream(url, { method: 'POST', headers, body, signal });
+  const res = await stream(url, { method: 'POST', headers: chatHeaders(key), body, signal });
   if (res.status < 200 || res.status >= 300) {
     res.body.destroy();
     throw new ProviderHttpError(res.status, res.headers);

@@ -403,17 +403,8 @@ function normalizeMention(m: string): string {
 export interface PendingRun {
   readonly id: string;
   readonly storeContent: boolean;
-  readonly row: {
-    uid: string;
-    bot_id: string | null;
-    bot_mention: string;
-    room_token: string | null;
-    message_id: string | null;
-    source: TraceSource;
-    preview: string;
-    store_tool_content: number;
-    started_at: number;
-  };
+  /** The columns known when the turn starts; the outcome and counters come when it is written. */
+  readonly row: Pick<TraceRunsTable, 'uid' | 'bot_id' | 'bot_mention' | 'room_token' | 'message_id' | 'source' | 'preview' | 'store_tool_content' | 'started_at'>;
 }
 
 function eventRow(runId: string, seq: number, e: PreparedEvent, now: number) {
