@@ -457,6 +457,9 @@ export class ChatClient {
       this.#activeStreams += 1;
       try {
         for await (const batch of chunkBatches(res, () => streamPause(this.#activeStreams, this.#pacingAbove, this.#paceMs))) {
+          // The text of a batch's consecutive chunks goes out as one event: every event costs an async step in
+          // each generator and consumer above, and a paced read holds several tokens.
+          let text = '';
           for (const chunk of batch) {
             // The consumer may abort while a batch is being handed out.
             if (signal.aborted) throw signal.reason;
@@ -466,9 +469,11 @@ export class ChatClient {
             const choice = chunk.choices?.[0];
             if (!choice) continue;
             const delta = choice.delta ?? {};
-            if (typeof delta.content === 'string' && delta.content !== '') {
+            if (typeof delta.content === 'string' && delta.content !== '') text += delta.content;
+            if (delta.tool_calls?.length && text !== '') {
               progress.yielded = true;
-              yield { type: 'text', delta: delta.content };
+              yield { type: 'text', delta: text };
+              text = '';
             }
             for (const call of delta.tool_calls ?? []) {
               const event: StreamEvent = { type: 'tool_call', index: call.index ?? 0 };
@@ -482,6 +487,11 @@ export class ChatClient {
               finishReason = choice.finish_reason;
               finished = true;
             }
+          }
+          if (text !== '') {
+            if (signal.aborted) throw signal.reason;
+            progress.yielded = true;
+            yield { type: 'text', delta: text };
           }
         }
       } finally {

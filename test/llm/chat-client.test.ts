@@ -179,8 +179,8 @@ for (const dialect of DIALECTS) {
       });
       const events = await collect(client.stream({ model: 'primary:llama', messages: [{ role: 'system', content: 'S' }, USER] }));
       assert.deepEqual(events, [
-        { type: 'text', delta: 'Hel' },
-        { type: 'text', delta: 'lo' },
+        // Chunks that arrive in one read come out as one text event; a tool call ends the run.
+        { type: 'text', delta: 'Hello' },
         { type: 'tool_call', index: 0, id: 'call_1', name: 'search', argumentsDelta: '{"q":' },
         { type: 'tool_call', index: 0, argumentsDelta: '"x"}' },
         { type: 'usage', promptTokens: 11, completionTokens: 7, totalTokens: 18 },
@@ -195,6 +195,12 @@ for (const dialect of DIALECTS) {
       assert.equal(req.body?.max_tokens, 2000);
       assert.equal(req.body?.temperature, 0.2);
       assert.ok(fetchCalls > 0, 'the injected fetch carried the call');
+    });
+
+    it('hands out text as it arrives: chunks of separate reads stay separate events', async () => {
+      primary.enqueue({ text: ['one ', 'two ', 'three'], tokensPerSecond: 20 });
+      const events = await collect(client.stream({ model: 'primary:llama', messages: [USER] }));
+      assert.deepEqual(texts(events), ['one ', 'two ', 'three']);
     });
 
     it('passes think blocks through as text for the think filter', async () => {
@@ -258,7 +264,7 @@ for (const dialect of DIALECTS) {
         primary.enqueue(failure);
         secondary.enqueue({ text: ['from ', 'fallback'] });
         const events = await collect(client.stream({ model: 'primary:llama', messages: [USER] }));
-        assert.deepEqual(texts(events), ['from ', 'fallback'], `status ${failure.status}`);
+        assert.deepEqual(texts(events), ['from fallback'], `status ${failure.status}`);
         assert.equal(events.some((e) => e.type === 'restart'), false, 'nothing to drop: no event came before');
         assert.deepEqual(events.at(-1), { type: 'done', finishReason: 'stop', model: 'secondary:qwen' });
         assert.equal(secondary.chatRequests()[0]?.body?.model, 'qwen');
@@ -271,7 +277,7 @@ for (const dialect of DIALECTS) {
       secondary.enqueue({ text: ['whole answer'] });
       const events = await collect(client.stream({ model: 'primary:llama', messages: [USER] }, { committed: () => false }));
       const restart = events.findIndex((e) => e.type === 'restart');
-      assert.deepEqual(texts(events.slice(0, restart)), ['par', 'tial']);
+      assert.deepEqual(texts(events.slice(0, restart)), ['partial']);
       assert.ok(restart > 0);
       assert.deepEqual(texts(events.slice(restart)), ['whole answer']);
       assert.equal((events.at(-1) as { model: string }).model, 'secondary:qwen');
@@ -293,7 +299,7 @@ for (const dialect of DIALECTS) {
         error = err;
       }
       assert.ok(error instanceof LlmUnavailableError);
-      assert.deepEqual(texts(events), ['par', 'tial']);
+      assert.deepEqual(texts(events), ['partial']);
       assert.equal(secondary.chatRequests().length, 0);
     });
 
