@@ -14,7 +14,11 @@
  * - turn_overhead_ms: a turn end to end with zero-latency fakes (median);
  * - streams_1000_loop_lag_p99_ms / streams_1000_rss_mb: 1000 concurrent
  *   streamed answers at 20 tokens/s, starts staggered over 10 s; lag and RSS
- *   are read from the ExApp's own /api/v1/admin/runtime.
+ *   are read from the ExApp's own /api/v1/admin/runtime;
+ *   streams_cpu_ms_per_stream: the CPU time of the thread running them, per stream;
+ * - machine_stall_ms_per_s / machine_stall_max_ms: first, on the idle machine, a
+ *   busy loop per core counts the pauses over 1 ms that the machine imposed
+ *   (bench/machine-stall.ts): the share of any latency tail that no code removes.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -247,6 +251,7 @@ async function streams(): Promise<void> {
   const s = await setup(STREAMS, `http://127.0.0.1:${port}/v1`, STREAMS + 24);
   try {
     const agent = new Agent({ keepAlive: true, maxSockets: 32 });
+    const before = await runtimeStatus(s.app, 5);
     const staggerMs = 10_000 / STREAMS;
     const started = Date.now();
     for (let i = 0; i < STREAMS; i++) {
@@ -262,6 +267,9 @@ async function streams(): Promise<void> {
     report('streams_1000_http_loop_lag_p99_ms', runtime.http.loopLagP99Ms, 'ms');
     report('streams_1000_rss_mb', Math.max(runtime.http.peakRssMb, runtime.processing?.peakRssMb ?? 0), 'MB');
     report('streams_1000_completed', s.nc.botMessages.length, 'count');
+    // CPU of the thread that runs the streams, per stream: steadier than the lag on a shared machine.
+    const cpuThread = (r: typeof runtime) => r.processing ?? r.http;
+    report('streams_cpu_ms_per_stream', (cpuThread(runtime).cpuMs - cpuThread(before).cpuMs) / STREAMS, 'ms');
     agent.destroy();
   } finally {
     await s.close();
@@ -269,7 +277,20 @@ async function streams(): Promise<void> {
   }
 }
 
+/** bench/machine-stall.ts in its own process, before any load: what the machine takes from a running thread. */
+async function machineStall(): Promise<void> {
+  const child = spawn(process.execPath, [new URL('./machine-stall.ts', import.meta.url).pathname, '3'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += String(d)));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`the machine probe exited with ${code}`);
+  const { stalledMsPerS, maxMs } = JSON.parse(out) as { stalledMsPerS: number; maxMs: number };
+  report('machine_stall_ms_per_s', stalledMsPerS, 'ms');
+  report('machine_stall_max_ms', maxMs, 'ms');
+}
+
 const parts = (process.env.BENCH_TALK_PARTS ?? 'ack,turn,streams').split(',');
+if (parts.includes('ack') || parts.includes('streams')) await machineStall();
 if (parts.includes('ack')) await ackBenchmark();
 if (parts.includes('turn')) await turnOverhead();
 if (parts.includes('streams')) await streams();
