@@ -73,7 +73,7 @@ import { migrateToLatest } from './storage/migrate.ts';
 import { SettingsStore } from './storage/settings-store.ts';
 import { BotSender } from './talk/bot-sender.ts';
 import { EventProcessor } from './talk/event-processor.ts';
-import { Inbox } from './talk/inbox.ts';
+import { Inbox, type HandedRow } from './talk/inbox.ts';
 import { InboxWorker } from './talk/inbox-worker.ts';
 import { MessageVerifier } from './talk/message-verifier.ts';
 import { ReplyLog } from './talk/reply-log.ts';
@@ -140,7 +140,8 @@ export interface Application {
 }
 
 export interface ProcessingControl {
-  notify(): void;
+  /** A new inbox row (see InboxWorker.notify). */
+  notify(row?: HandedRow): void;
   idle(timeoutMs?: number): Promise<void>;
   processQueueNow(): Promise<QueueRunResult>;
   /** Admin changes (models, MCP servers, limits, bots) reach the processing side. */
@@ -471,9 +472,9 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   let thread: ProcessingThread | null = null;
   let threadReady: Promise<ProcessingThread> | null = null;
   const processing: ProcessingControl = {
-    notify: () => {
-      if (thread) thread.notify();
-      else if (!threadReady) worker.notify();
+    notify: (row) => {
+      if (thread) thread.notify(row);
+      else if (!threadReady) worker.notify(row);
     },
     idle: async (timeoutMs) => (threadReady ? (await threadReady).idle(timeoutMs) : worker.idle(timeoutMs)),
     processQueueNow: async () => (threadReady ? ((await threadReady).processQueueNow() as Promise<QueueRunResult>) : queueProcessor.processNow()),
@@ -503,12 +504,12 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     logger,
     routers: [
       lifecycleRoutes({ init, enabled, logger }),
-      talkWebhookRoutes([SHARED_ROUTE], { inbox, index, logger, notify: () => processing.notify(), observe: (ms) => metrics.recordWebhook(ms), alsoRelevant: (room, actor, rawText) =>
+      talkWebhookRoutes([SHARED_ROUTE], { inbox, index, logger, notify: (row) => processing.notify(row), observe: (ms) => metrics.recordWebhook(ms), alsoRelevant: (room, actor, rawText) =>
           // The processing thread records pending confirmations; a reply that looks like one is kept either way.
           confirmations.mightConcern(room, actor, rawText) || parseConfirmationReply(rawText, { affirmatives: DEFAULT_AFFIRMATIVES, negatives: DEFAULT_NEGATIVES }) !== null,
       }),
       // The bots' own Talk identities (`/talk_bot_<bot id>`): the same intake, seeing only their bot (S14).
-      dedicatedWebhookRoutes({ inbox, index, logger, notify: () => processing.notify(), observe: (ms) => metrics.recordWebhook(ms), alsoRelevant: (room, actor, rawText) =>
+      dedicatedWebhookRoutes({ inbox, index, logger, notify: (row) => processing.notify(row), observe: (ms) => metrics.recordWebhook(ms), alsoRelevant: (room, actor, rawText) =>
           confirmations.mightConcern(room, actor, rawText) || parseConfirmationReply(rawText, { affirmatives: DEFAULT_AFFIRMATIVES, negatives: DEFAULT_NEGATIVES }) !== null,
       }),
       propagateChanges,

@@ -2,6 +2,7 @@ import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { buildApplication } from '../bootstrap.ts';
 import type { AppConfig } from '../config/env.ts';
+import type { HandedRow } from '../talk/inbox.ts';
 import { ThreadRpc } from '../server/thread-rpc.ts';
 
 /** The processing thread: the same composition root, in the 'processing' role. */
@@ -32,6 +33,7 @@ rpc = new ThreadRpc(port, {
   shutdown: () => application.close(),
 });
 port.on('message', (m: unknown) => {
-  if ((m as { type?: string })?.type === 'notify') application.processing.notify();
+  const message = m as { type?: string; row?: HandedRow };
+  if (message?.type === 'notify') application.processing.notify(message.row);
 });
 port.postMessage({ type: 'ready' });

@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { AppConfig } from '../config/env.ts';
 import type { Logger } from '../log/logger.ts';
 import { ThreadRpc } from '../server/thread-rpc.ts';
+import type { HandedRow } from '../talk/inbox.ts';
 
 export interface ProcessingThreadOptions {
   pgSchema?: string;
@@ -57,8 +58,8 @@ export class ProcessingThread {
     return thread;
   }
 
-  notify(): void {
-    this.#worker.postMessage({ type: 'notify' });
+  notify(row?: HandedRow): void {
+    this.#worker.postMessage({ type: 'notify', row });
   }
 
   idle(timeoutMs?: number): Promise<void> {

@@ -37,8 +37,8 @@ export interface IntakeRow {
 }
 
 export interface IntakeStatements {
-  /** false when the same (room, message, actor) is already queued. */
-  insert(row: IntakeRow): boolean;
+  /** The new row's id; null when the same (room, message, actor, route) is already queued. */
+  insert(row: IntakeRow): number | null;
   isHandled(roomToken: string, messageId: string): boolean;
 }
 
@@ -151,7 +151,8 @@ function openSqlite(path: string): DatabaseHandle {
         insert ??= intake.prepare(
           'insert into inbox (room_token, message_id, actor_id, route, kind, payload, received_at) values (@room_token, @message_id, @actor_id, @route, @kind, @payload, @received_at) on conflict (room_token, message_id, actor_id, route) do nothing',
         );
-        return insert.run(row).changes > 0;
+        const result = insert.run(row);
+        return result.changes > 0 ? Number(result.lastInsertRowid) : null;
       },
       isHandled: (roomToken, messageId) => {
         handled ??= intake.prepare('select 1 from handled_messages where room_token = ? and message_id = ?').pluck();

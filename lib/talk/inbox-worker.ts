@@ -2,7 +2,7 @@ import type { Logger } from '../log/logger.ts';
 import { NextcloudNetworkError, NextcloudServerError, NextcloudTimeoutError, NextcloudRateLimitError } from '../nextcloud/errors.ts';
 import { BotSendError } from './bot-sender.ts';
 import type { EventProcessor } from './event-processor.ts';
-import type { Inbox, InboxEvent } from './inbox.ts';
+import type { HandedRow, Inbox, InboxEvent } from './inbox.ts';
 
 export interface WorkerOptions {
   concurrency: number;
@@ -57,9 +57,12 @@ export class InboxWorker {
     this.notify();
   }
 
-  /** Called after an insert (and by the poll timer); cheap when nothing is to do. */
-  notify(): void {
-    this.#unread = true;
+  /**
+   * Called after an insert (and by the poll timer); cheap when nothing is to do. With the inserted row
+   * (the intake's hand-off), the next claim reads nothing when the inbox takes the row as it is.
+   */
+  notify(row?: HandedRow): void {
+    if (row === undefined || !this.#inbox.offer(row)) this.#unread = true;
     this.#kick();
   }
 

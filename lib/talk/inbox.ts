@@ -33,6 +33,26 @@ export interface NewInboxEvent {
   payload: DeliveredEvent;
 }
 
+/**
+ * A row as the intake wrote it, handed to the worker with its wake-up (InboxWorker.notify): a worker
+ * that has seen every row before it takes it as it is instead of reading the inbox again.
+ */
+export interface HandedRow {
+  /**
+   * The intake's previous row, or null for its first since it started. On SQLite the intake is the
+   * only writer of `inbox`, so no row lies between the two (ids skipped by a refused duplicate are never used).
+   */
+  after: number | null;
+  id: number;
+  room_token: string;
+  message_id: string;
+  actor_id: string;
+  route: string;
+  kind: string;
+  payload: string;
+  received_at: number;
+}
+
 /** Rooms whose newest message id the intake keeps (beyond that it forgets them all and reads again). */
 const NEWEST_ROOMS = 50_000;
 
@@ -82,6 +102,9 @@ export class Inbox {
   /** Per room, the newest Talk message id this intake queued (see isBeyondNewest). */
   readonly #newest = new Map<string, number>();
 
+  /** The intake's last inserted row (see HandedRow.after). */
+  #lastInserted: number | null = null;
+
   /**
    * `intake` is the HTTP thread's own handle for the inbox table
    * (DatabaseHandle.intake; defaults to `db`), `statements` its prepared hot
@@ -114,12 +137,20 @@ export class Inbox {
 
   /** false when the same delivery (room, message, actor, route) is already queued. */
   async add(e: NewInboxEvent): Promise<boolean> {
+    return (await this.accept(e)) !== false;
+  }
+
+  /**
+   * Queues the delivery: false when it is already queued, else the row to hand to the worker, or null
+   * where its id is not known here (PostgreSQL: ids of concurrent inserts may become visible out of order).
+   */
+  async accept(e: NewInboxEvent): Promise<HandedRow | null | false> {
     const added = await this.#add(e);
-    if (added) this.#noteNewest(e.roomToken, e.messageId);
+    if (added !== false) this.#noteNewest(e.roomToken, e.messageId);
     return added;
   }
 
-  async #add(e: NewInboxEvent): Promise<boolean> {
+  async #add(e: NewInboxEvent): Promise<HandedRow | null | false> {
     const row = {
       room_token: e.roomToken,
       message_id: e.messageId,
@@ -130,13 +161,19 @@ export class Inbox {
       received_at: this.#now(),
     };
     this.#schedulePrune();
-    if (this.#statements) return this.#statements.insert(row);
+    if (this.#statements) {
+      const id = this.#statements.insert(row);
+      if (id === null) return false;
+      const after = this.#lastInserted;
+      this.#lastInserted = id;
+      return { after, id, ...row };
+    }
     const result = await this.#intake
       .insertInto('inbox')
       .values(row)
       .onConflict((oc) => oc.columns(['room_token', 'message_id', 'actor_id', 'route']).doNothing())
       .executeTakeFirst();
-    return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+    return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0 ? null : false;
   }
 
   async isHandled(roomToken: string, messageId: string): Promise<boolean> {
@@ -186,6 +223,18 @@ export class Inbox {
       });
     }
     return claimed;
+  }
+
+  /**
+   * Takes a row the intake handed over when the worker has seen the intake's row before it; false
+   * otherwise (one was not handed over, or the first read has not run yet), and the worker reads instead.
+   */
+  offer(row: HandedRow): boolean {
+    if (this.#queue.syncedAt === null || row.after === null || row.after !== this.#queue.cursor) return false;
+    // A full read running now would not see this row: it must not replace the queue (see #fullSync).
+    this.#queue.touch();
+    this.#queue.add(queued(row, null));
+    return true;
   }
 
   /** Rows the intake inserted since the last read (new rows have no progress yet). */

@@ -3,7 +3,7 @@ import type { Logger } from '../log/logger.ts';
 import { findBotMentions } from '../router/mention-detector.ts';
 import { parseResetCommand } from '../router/reset-command.ts';
 import { systemOnly } from '../server/middleware/access.ts';
-import type { Inbox, DeliveredEvent } from './inbox.ts';
+import type { Inbox, DeliveredEvent, HandedRow } from './inbox.ts';
 import { parseWebhookMessage } from './message-parser.ts';
 import type { RoutingIndex } from './routing-index.ts';
 import { parseTalkWebhook } from './webhook-schema.ts';
@@ -14,8 +14,8 @@ export interface WebhookDeps {
   logger: Logger;
   /** Extra relevance checks (e.g. a reply to a pending confirmation). */
   alsoRelevant?: (roomToken: string, actorId: string, rawText: string) => boolean;
-  /** Wakes the worker after an insert. */
-  notify: () => void;
+  /** Wakes the worker after an insert, handing it the row where the inbox knows it. */
+  notify: (row?: HandedRow) => void;
   maxBodyBytes?: number;
   /** Told how long each delivery took here, from the route to the last byte of the answer (runtime status). */
   observe?: (ms: number) => void;
@@ -102,7 +102,7 @@ async function accept(route: string, req: Request, res: Response, deps: WebhookD
     roomToken: message.roomToken,
     messageId: message.messageId,
   };
-  const added = await deps.inbox.add({
+  const added = await deps.inbox.accept({
     roomToken: message.roomToken,
     messageId: message.messageId,
     actorId: message.actor.rawId,
@@ -110,6 +110,10 @@ async function accept(route: string, req: Request, res: Response, deps: WebhookD
     kind: message.kind,
     payload,
   });
-  answer(res, added ? 'accepted' : 'duplicate');
-  if (added) deps.notify();
+  if (added === false) {
+    answer(res, 'duplicate');
+    return;
+  }
+  answer(res, 'accepted');
+  deps.notify(added ?? undefined);
 }

@@ -74,6 +74,37 @@ for (const dialect of DIALECTS) {
       assert.deepEqual((await inbox.claim(8, new Set(['r1']))).map((e) => e.roomToken), ['r2']);
     });
 
+    it('hands a queued row to the worker, which takes it without a read when no row came between', async () => {
+      const tdb = await createTestDatabase(dialect);
+      opened.push(tdb);
+      const intake = inboxOf(tdb);
+      const worker = inboxOf(tdb, () => 3_000_000);
+      const first = await intake.accept(event('r1', '1'));
+      assert.equal(await intake.accept(event('r1', '1')), false, 'a redelivery is not handed over');
+      if (dialect === 'postgres') {
+        // Ids of concurrent inserts may become visible out of order: nothing is handed over, the worker reads.
+        assert.equal(first, null);
+        return;
+      }
+      assert.ok(first);
+      assert.deepEqual([first.room_token, first.message_id, JSON.parse(first.payload).messageId], ['r1', '1', '1']);
+      assert.equal(worker.offer(first), false, 'a worker that has read nothing yet reads');
+      assert.deepEqual((await worker.claim(8, new Set())).map((e) => [e.roomToken, e.messageId]), [['r1', '1']]);
+      assert.equal(await intake.accept(event('r1', '1')), false, 'a refused duplicate leaves an unused id behind');
+      const second = await intake.accept(event('r2', '1'));
+      assert.ok(second);
+      assert.equal(second.after, first.id);
+      assert.equal(worker.offer(second), true);
+      assert.deepEqual((await worker.claim(8, new Set(['r1']), { readNew: false })).map((e) => [e.roomToken, e.messageId]), [['r2', '1']], 'taken without a read');
+      // A row the worker was not handed (another writer's) comes between: the next one is refused, the read finds both.
+      const unseen = await intake.accept(event('r3', '1'));
+      const next = await intake.accept(event('r4', '1'));
+      assert.ok(unseen && next);
+      assert.equal(worker.offer(next), false);
+      assert.deepEqual((await worker.claim(8, new Set(['r1', 'r2']))).map((e) => e.roomToken), ['r3', 'r4']);
+      assert.equal(worker.offer(next), false, 'a row already read is not taken twice');
+    });
+
     it('reads only new rows between full reads, which catch rows that became visible late', async () => {
       let clock = 2_000_000;
       const tdb = await createTestDatabase(dialect);
