@@ -12,6 +12,7 @@
  *   the processing thread per answered turn over the same load (from the
  *   app's runtime status): steadier than any latency on a shared machine;
  * - turn_overhead_ms: a turn end to end with zero-latency fakes (median);
+ *   turn_overhead_cpu_ms: the processing thread's CPU per turn over those turns;
  * - streams_1000_loop_lag_p99_ms / streams_1000_rss_mb: 1000 concurrent
  *   streamed answers at 20 tokens/s, starts staggered over 10 s; lag and RSS
  *   are read from the ExApp's own /api/v1/admin/runtime;
@@ -220,7 +221,9 @@ async function turnOverhead(): Promise<void> {
   try {
     const agent = new Agent({ keepAlive: true });
     const times: number[] = [];
+    let measuredFrom: Awaited<ReturnType<typeof runtimeStatus>> | null = null;
     for (let i = 0; i < 150; i++) {
+      if (i === 30) measuredFrom = await runtimeStatus(s.app, 5);
       const before = s.nc.botMessages.length;
       const body = s.nc.webhookBodyFor(s.nc.postMessage(s.rooms[0]!, { actorType: 'users', actorId: 'alice' }, `@tutor turn ${i}`));
       const t0 = performance.now();
@@ -230,6 +233,9 @@ async function turnOverhead(): Promise<void> {
     }
     report('turn_overhead_ms', percentile(times, 50), 'ms');
     report('turn_overhead_p99_ms', percentile(times, 99), 'ms');
+    // One turn at a time: the processing thread's CPU per turn without the contention of the ack load.
+    const after = await runtimeStatus(s.app, 5);
+    if (measuredFrom?.processing && after.processing) report('turn_overhead_cpu_ms', (after.processing.cpuMs - measuredFrom.processing.cpuMs) / times.length, 'ms');
     agent.destroy();
   } finally {
     await s.close();
