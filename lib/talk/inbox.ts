@@ -194,7 +194,7 @@ export class Inbox {
    * and another instance's progress. `readNew: false` (nothing was inserted
    * since the last read, as the worker knows) skips the read of new rows.
    */
-  async claim(limit: number, excludeRooms: ReadonlySet<string>, options: { readNew?: boolean } = {}): Promise<InboxEvent[]> {
+  async claim(limit: number, excludeRooms: Pick<ReadonlySet<string>, 'has'>, options: { readNew?: boolean } = {}): Promise<InboxEvent[]> {
     if (limit <= 0) return [];
     const now = this.#now();
     if (this.#queue.syncedAt === null || now - this.#queue.syncedAt >= FULL_SYNC_MS || now < this.#queue.syncedAt) await this.#fullSync(now);
@@ -452,7 +452,7 @@ class WaitingRows {
   }
 
   /** First rows of rooms that may run now, oldest first. */
-  ready(now: number, excludeRooms: ReadonlySet<string>): QueuedRow[] {
+  ready(now: number, excludeRooms: Pick<ReadonlySet<string>, 'has'>): QueuedRow[] {
     const heads: QueuedRow[] = [];
     for (const [room, list] of this.#rooms) {
       const head = list[0]!;
