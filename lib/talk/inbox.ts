@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { IntakeStatements } from '../storage/database.ts';
+import type { IntakeRow, IntakeStatements } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
 import { PreparedQuery } from '../storage/prepared-query.ts';
 
@@ -37,20 +37,13 @@ export interface NewInboxEvent {
  * A row as the intake wrote it, handed to the worker with its wake-up (InboxWorker.notify): a worker
  * that has seen every row before it takes it as it is instead of reading the inbox again.
  */
-export interface HandedRow {
+export interface HandedRow extends IntakeRow {
   /**
    * The intake's previous row, or null for its first since it started. On SQLite the intake is the
    * only writer of `inbox`, so no row lies between the two (ids skipped by a refused duplicate are never used).
    */
   after: number | null;
   id: number;
-  room_token: string;
-  message_id: string;
-  actor_id: string;
-  route: string;
-  kind: string;
-  payload: string;
-  received_at: number;
 }
 
 /** Rooms whose newest message id the intake keeps (beyond that it forgets them all and reads again). */
