@@ -25,11 +25,13 @@ describe('intake file upgrade', () => {
         const statements = handle.intakeStatements;
         assert.ok(statements);
         const row = { room_token: 'r1', message_id: '7', actor_id: 'users/alice', kind: 'chat', payload: '{}', received_at: 2 };
-        assert.equal(statements.insert({ ...row, route: 'talk_bot' }), false, 'the same delivery is still deduplicated');
-        assert.equal(statements.insert({ ...row, route: 'talk_bot_b1' }), true, "another route's delivery of it is kept");
+        assert.equal(statements.insert({ ...row, route: 'talk_bot' }), null, 'the same delivery is still deduplicated');
+        const kept = statements.insert({ ...row, route: 'talk_bot_b1' });
+        assert.ok(kept !== null && kept > 1, "another route's delivery of it is kept, with its new id");
         assert.ok(handle.intake);
         const rows = await handle.intake.selectFrom('inbox').select(['id', 'route']).orderBy('id').execute();
         assert.deepEqual(rows.map((r) => r.route), ['talk_bot', 'talk_bot_b1']);
+        assert.equal(rows[1]?.id, kept);
         assert.equal(rows[0]?.id, 1, 'the waiting event keeps its id');
       } finally {
         await handle.close();
