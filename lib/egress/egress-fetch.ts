@@ -7,7 +7,7 @@ import type { LookupAddress, LookupOneOptions, LookupAllOptions } from 'node:dns
 import type { Readable } from 'node:stream';
 import { Agent, fetch as undiciFetch, request as undiciRequest, type Dispatcher, type RequestInit as UndiciRequestInit } from 'undici';
 import { toHeaders } from '../http/response-headers.ts';
-import { checkAddress, EMPTY_ALLOW_LIST, ipLiteral, parseAllowList, type AllowList } from './address-policy.ts';
+import { checkAddress, EMPTY_ALLOW_LIST, ipLiteral, parseAllowList, type AddressVerdict, type AllowList } from './address-policy.ts';
 
 export type EgressErrorCode =
   | 'invalid-url'
@@ -111,7 +111,7 @@ function toUrl(input: string | URL): URL {
 }
 
 /** Checks scheme and credentials, resolves the host and vets every address; returns the vetted ones. */
-async function vet(url: URL, check: (host: string, address: string) => ReturnType<typeof checkAddress>, resolve: Resolver): Promise<ResolvedAddress[]> {
+async function vet(url: URL, check: (host: string, address: string) => AddressVerdict, resolve: Resolver): Promise<ResolvedAddress[]> {
   const host = hostOf(url);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EgressError('scheme', host, `only http and https addresses can be fetched, not ${url.protocol.replace(/:$/, '')}`);
   if (url.username !== '' || url.password !== '') throw new EgressError('credentials', host, 'addresses with a user name or password are not fetched');
@@ -244,8 +244,8 @@ export function createEgressFetch(options: EgressOptions = {}): EgressFetch {
   let allow: AllowList = EMPTY_ALLOW_LIST;
   let allowKey: string | null = null;
   // Verdicts per (host, address) for the current allow-list: a model call checks the same address every turn.
-  const verdicts = new Map<string, ReturnType<typeof checkAddress>>();
-  const check = (host: string, address: string): ReturnType<typeof checkAddress> => {
+  const verdicts = new Map<string, AddressVerdict>();
+  const check = (host: string, address: string): AddressVerdict => {
     const key = `${host}\u0000${address}`;
     let verdict = verdicts.get(key);
     if (verdict === undefined) {

@@ -38,13 +38,14 @@ function providerMessage(error: unknown): string {
   return JSON.stringify(error) ?? 'provider error';
 }
 
-/** POSTs the body; resolves with the response once it is 2xx, else throws ProviderHttpError (the body is discarded). */
+/** The request headers of a chat call, for both send paths. */
 function chatHeaders(key: string | null): Record<string, string> {
   const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'text/event-stream, application/json' };
   if (key !== null) headers.authorization = `Bearer ${key}`;
   return headers;
 }
 
+/** POSTs the body; resolves with the response once it is 2xx, else throws ProviderHttpError (the body is discarded). */
 export async function postChat(fetchImpl: typeof fetch, url: string, key: string | null, body: string, signal: AbortSignal): Promise<Response> {
   const res = await fetchImpl(url, { method: 'POST', headers: chatHeaders(key), body, signal, redirect: 'manual' });
   if (res.status < 200 || res.status >= 300) {
