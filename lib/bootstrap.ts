@@ -474,7 +474,9 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   const processing: ProcessingControl = {
     notify: (row) => {
       if (thread) thread.notify(row);
-      else if (!threadReady) worker.notify(row);
+      // The thread's worker has started by the time it is ready; rows meanwhile need not wait for its poll.
+      else if (threadReady) void threadReady.then((t) => t.notify(row), () => undefined);
+      else worker.notify(row);
     },
     idle: async (timeoutMs) => (threadReady ? (await threadReady).idle(timeoutMs) : worker.idle(timeoutMs)),
     processQueueNow: async () => (threadReady ? ((await threadReady).processQueueNow() as Promise<QueueRunResult>) : queueProcessor.processNow()),

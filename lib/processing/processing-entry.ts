@@ -2,8 +2,7 @@ import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { buildApplication } from '../bootstrap.ts';
 import type { AppConfig } from '../config/env.ts';
-import type { HandedRow } from '../talk/inbox.ts';
-import { ThreadRpc } from '../server/thread-rpc.ts';
+import { hostProcessing } from './processing-host.ts';
 
 /** The processing thread: the same composition root, in the 'processing' role. */
 const port = parentPort;
@@ -19,21 +18,4 @@ try {
   // Not permitted or not supported: the thread runs at normal priority.
 }
 
-let rpc: ThreadRpc | null = null;
-const application = await buildApplication(data.config, {
-  role: 'processing',
-  pgSchema: data.pgSchema,
-  refreshHttpIndex: () => (rpc ? rpc.call<void>('refreshIndex') : Promise.resolve()),
-});
-rpc = new ThreadRpc(port, {
-  idle: (timeoutMs) => application.processing.idle(typeof timeoutMs === 'number' ? timeoutMs : undefined),
-  processQueueNow: () => application.processing.processQueueNow(),
-  settingsChanged: () => application.processing.settingsChanged(),
-  runtime: (seconds) => application.processing.runtime(typeof seconds === 'number' ? seconds : 60),
-  shutdown: () => application.close(),
-});
-port.on('message', (m: unknown) => {
-  const message = m as { type?: string; row?: HandedRow };
-  if (message?.type === 'notify') application.processing.notify(message.row);
-});
-port.postMessage({ type: 'ready' });
+await hostProcessing(port, (refreshHttpIndex) => buildApplication(data.config, { role: 'processing', pgSchema: data.pgSchema, refreshHttpIndex }));
