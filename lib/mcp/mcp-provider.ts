@@ -8,11 +8,13 @@ import type { Logger } from '../log/logger.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
 import type { ConfirmationRequester, ConfirmedExecutionGate } from '../tools/first-party-provider.ts';
 import { isPlainObject, setOwn } from '../tools/json-schema.ts';
+import { DEFAULT_CONFIRMATION_POLICY } from '../tools/resource-scope.ts';
 import { policyFromMcpAnnotations } from '../tools/tool-policy.ts';
 import {
   createInvocationContext,
   deriveInvocationContext,
   errorResult,
+  markOutcome,
   turnOf,
   textResult,
   type ConfigValidation,
@@ -490,15 +492,26 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
       return errorResult(`ERROR: The configuration of ${name} is not valid (${detail}). An admin or the bot owner must fix it.`);
     }
 
-    // The call is not sent while it waits for the user (S6, S7): a declared or admin-set
-    // confirmation always, any other write once untrusted content entered the turn.
+    // The assignment's confirmation policy, as the server resolved it for this call (never from arguments):
+    // 'never' forbids what would need a confirmation by nature, 'always' confirms every change.
+    const assignment = ctx.execution?.confirmation ?? DEFAULT_CONFIRMATION_POLICY;
+    if (assignment === 'never' && (rule.declared || rule.policy.destructive)) {
+      return markOutcome(errorResult(`ERROR: This bot may not run ${name}: its settings forbid destructive actions. Nothing was sent to the tool server ${server.name}.`), 'refused');
+    }
+    // The call is not sent while it waits for the user (S6, S7): a declared, destructive or admin-set
+    // confirmation always, every change where the assignment says so, any other write once untrusted
+    // content entered the turn.
     const reason = rule.declared
       ? `the tool server ${server.name} declares that ${name} needs your confirmation`
       : rule.alwaysConfirm
-        ? `an admin's policy asks for confirmation of ${name}`
-        : !rule.policy.readOnly && this.#isTainted(ctx)
-          ? 'this conversation turn contains content you did not type (tool results or other people\'s messages)'
-          : null;
+        ? rule.policy.destructive
+          ? `an admin marked ${name} as destructive`
+          : `an admin's policy asks for confirmation of ${name}`
+        : !rule.policy.readOnly && assignment === 'always'
+          ? "this bot's settings ask for confirmation of every change"
+          : !rule.policy.readOnly && this.#isTainted(ctx)
+            ? 'this conversation turn contains content you did not type (tool results or other people\'s messages)'
+            : null;
     if (reason !== null) {
       const binding: McpCallBinding = { serverId: server.id, toolHash: hash, config: checked.config, threadId: ctx.threadId, messageId: ctx.messageId };
       return this.#requestConfirmation(ctx, name, args, binding, reason);
@@ -662,11 +675,14 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
       await confirmations.cancel(requested.id);
       return errorResult('ERROR: The confirmation request could not be sent to the user, so nothing will happen. Try again later.');
     }
-    // The code stays out of the model's context: only the user's own reply can confirm.
-    return textResult(
-      `NOT DONE YET. ${name} was not sent to the tool server. The server asked ${user.uid} to confirm it (${reason}). ` +
-        'It runs only if they answer the server\'s confirmation message in this conversation within 10 minutes. ' +
-        'Do not say it is done; tell the user to confirm or cancel as the server\'s message explains.',
+    // The code stays out of the model's context: only the user's own reply can confirm. The audit records the call as held.
+    return markOutcome(
+      textResult(
+        `NOT DONE YET. ${name} was not sent to the tool server. The server asked ${user.uid} to confirm it (${reason}). ` +
+          'It runs only if they answer the server\'s confirmation message in this conversation within 10 minutes. ' +
+          'Do not say it is done; tell the user to confirm or cancel as the server\'s message explains.',
+      ),
+      'confirmation-requested',
     );
   }
 

@@ -46,5 +46,5 @@ export function effectiveToolRule(setting: McpToolPolicyName, tool: Pick<ListedT
   const declared = declaresConfirmation(tool);
   const effective: McpToolPolicyName = declared && (setting === 'read' || setting === 'write') ? 'confirm' : setting;
   const policy = policyForSetting(effective, tool);
-  return { setting: effective, policy, alwaysConfirm: policy !== null && (effective === 'confirm' || declared), declared };
+  return { setting: effective, policy, alwaysConfirm: policy !== null && (effective === 'confirm' || effective === 'destructive' || declared), declared };
 }

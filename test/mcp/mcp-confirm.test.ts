@@ -12,7 +12,8 @@ import { CONTEXT_META_KEY, McpProvider, McpProviderManager, toolHash, type McpCo
 import { McpServerStore, type McpToolPolicyName } from '../../lib/mcp/mcp-server-store.ts';
 import { effectiveToolRule } from '../../lib/mcp/mcp-tool-rules.ts';
 import { issueFromConfirmedTalkAuthor } from '../../lib/nextcloud/identity.ts';
-import { createInvocationContext, type InvocationContext, type ToolResult } from '../../lib/tools/tool-provider.ts';
+import { ResourceScope, type ConfirmationPolicy } from '../../lib/tools/resource-scope.ts';
+import { createInvocationContext, deriveInvocationContext, resultOutcome, type InvocationContext, type ToolResult } from '../../lib/tools/tool-provider.ts';
 import { ToolRegistry } from '../../lib/tools/tool-registry.ts';
 import { Vault } from '../../lib/vault/vault.ts';
 import { ContextVerifier, startBridge, type RunningBridge } from '../../examples/nuqloud-bridge/server.ts';
@@ -32,6 +33,12 @@ function ctx(uid = 'alice', taint?: TurnTaint): InvocationContext {
   const c = createInvocationContext({ user: issueFromConfirmedTalkAuthor(uid), actorKind: 'user', botId: 'bot-1', roomToken: 'room-a', threadId: null, messageId: '42' });
   if (taint) attachTaint(c, taint);
   return c;
+}
+
+/** A call whose assignment sets the confirmation policy, in user mode (as the execution resolver derives it). */
+function assigned(confirmation: ConfirmationPolicy): InvocationContext {
+  const turn = ctx();
+  return deriveInvocationContext(turn, { user: turn.user!, execution: { mode: 'user', profileId: null, scope: ResourceScope.unrestricted, confirmation } });
 }
 
 function tainted(): TurnTaint {
@@ -82,7 +89,7 @@ describe('effective tool rules: the admin makes stricter, never weaker (S17)', (
   const plain = { name: 'bridge_map_resource', description: 'Maps a resource', meta: {} };
   const declared = { name: 'bridge_publish', description: 'Publishes', meta: { requiresConfirmation: true } };
 
-  it('keeps the admin setting for undeclared tools; confirm always confirms', () => {
+  it('keeps the admin setting for undeclared tools; confirm and destructive always confirm', () => {
     assert.deepEqual(
       (['read', 'write', 'confirm', 'destructive', 'off'] as const).map((s) => {
         const r = effectiveToolRule(s, plain);
@@ -92,7 +99,7 @@ describe('effective tool rules: the admin makes stricter, never weaker (S17)', (
         ['read', 'read', false, true],
         ['write', 'write', false, false],
         ['confirm', 'confirm', true, false],
-        ['destructive', 'destructive', false, false],
+        ['destructive', 'destructive', true, false],
         ['off', 'off', false, null],
       ],
     );
@@ -221,6 +228,48 @@ describe('McpProvider confirmations with the NuQloud bridge', () => {
       assert.match(textOf(r), /^NOT DONE YET/);
       assert.match(w.confirmations.requests.at(-1)!.action.reason, /admin's policy asks for confirmation/);
       assert.deepEqual(w.bridge.state.calls, []);
+    } finally {
+      await dispose(w);
+    }
+  });
+
+  it("an admin's destructive setting holds back every call, also in a clean turn", async () => {
+    const w = await world({ ...ALL_WRITE, bridge_map_resource: 'destructive' });
+    try {
+      const r = await w.provider.executeTool('bridge_map_resource', { resourceId: 'course-101' }, {}, ctx());
+      assert.match(textOf(r), /^NOT DONE YET/);
+      assert.equal(resultOutcome(r), 'confirmation-requested');
+      assert.match(w.confirmations.requests.at(-1)!.action.reason, /an admin marked bridge_map_resource as destructive/);
+      assert.deepEqual(w.bridge.state.calls, []);
+    } finally {
+      await dispose(w);
+    }
+  });
+
+  it("the assignment's confirmation policy: 'never' refuses declared and destructive tools unsent, 'always' holds back every change", async () => {
+    const w = await world({ ...ALL_WRITE, bridge_remove_mapping: 'destructive' });
+    try {
+      const never = assigned('never');
+      for (const [tool, args] of [['bridge_publish', { resourceId: 'course-101', text: 'x' }], ['bridge_remove_mapping', { resourceId: 'course-101' }]] as const) {
+        const refused = await w.provider.executeTool(tool, { ...args }, {}, never);
+        assert.equal(refused.isError, true);
+        assert.equal(resultOutcome(refused), 'refused');
+        assert.match(textOf(refused), /forbid destructive actions\. Nothing was sent/);
+      }
+      assert.equal(w.confirmations.requests.length, 0, 'nothing waits for a confirmation that may not be given');
+      assert.deepEqual(w.bridge.state.calls, []);
+      // A plain write is no destructive action: 'never' lets it run.
+      const plain = await w.provider.executeTool('bridge_map_resource', { resourceId: 'course-101' }, {}, never);
+      assert.match(textOf(plain), /is mapped to this conversation/);
+
+      const always = assigned('always');
+      const held = await w.provider.executeTool('bridge_map_resource', { resourceId: 'course-102' }, {}, always);
+      assert.match(textOf(held), /^NOT DONE YET/);
+      assert.match(w.confirmations.requests.at(-1)!.action.reason, /this bot's settings ask for confirmation of every change/);
+      assert.equal(w.bridge.state.mappings.length, 1, 'the held call was not sent');
+      const read = await w.provider.executeTool('bridge_list_resources', {}, {}, always);
+      assert.equal(read.isError, false, textOf(read));
+      assert.equal(w.confirmations.requests.length, 1, 'a read never waits');
     } finally {
       await dispose(w);
     }
