@@ -17,6 +17,10 @@
  *   streamed answers at 20 tokens/s, starts staggered over 10 s; lag and RSS
  *   are read from the ExApp's own /api/v1/admin/runtime;
  *   streams_cpu_ms_per_stream: the CPU time of the thread running them, per stream;
+ * - webhook_ack_floor_p50_ms / webhook_ack_floor_p99_ms: the same load for 10 s
+ *   (BENCH_ACK_FLOOR_SECONDS) against a server that only parses and answers a
+ *   constant (bench/ack-floor-server.ts): the part of the ack figures that the
+ *   machine and the load generator leave before the app does anything;
  * - machine_stall_ms_per_s / machine_stall_max_ms: first, on the idle machine, a
  *   busy loop per core counts the pauses over 1 ms that the machine imposed
  *   (bench/machine-stall.ts): the share of any latency tail that no code removes.
@@ -37,6 +41,7 @@ import { percentile, report } from './report.ts';
 
 const ACK_SECONDS = Number(process.env.BENCH_ACK_SECONDS ?? 30);
 const ACK_WARMUP_SECONDS = Number(process.env.BENCH_ACK_WARMUP_SECONDS ?? 3);
+const ACK_FLOOR_SECONDS = Number(process.env.BENCH_ACK_FLOOR_SECONDS ?? 10);
 const ACK_RATE = 200;
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 1000);
 const LLM_KEY = 'bench-provider-key-123';
@@ -283,6 +288,32 @@ async function streams(): Promise<void> {
   }
 }
 
+/**
+ * The same load against the least server there is (bench/ack-floor-server.ts: parse, answer a constant), in
+ * its own process: the client-side p99 that this machine and the load generator leave before the app does
+ * any work of its own.
+ */
+async function ackFloor(): Promise<void> {
+  const nc = await FakeNextcloud.start({ appId: 'educai', appSecret: TEST_SECRET, appVersion: '0.1.0' });
+  const server = spawn(process.execPath, [new URL('./ack-floor-server.ts', import.meta.url).pathname], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      server.stdout!.once('data', (d: Buffer) => resolve(Number(String(d).trim())));
+      server.once('exit', (code) => reject(new Error(`the floor server exited with ${code}`)));
+    });
+    const room = nc.createRoom({ name: 'floor', type: 2, participants: [{ actorId: 'alice', participantType: 1 }] }).token;
+    const warmup = ACK_WARMUP_SECONDS * ACK_RATE;
+    const bodies = Array.from({ length: warmup + ACK_FLOOR_SECONDS * ACK_RATE }, (_, i) => nc.webhookBodyFor(nc.postMessage(room, { actorType: 'users', actorId: 'alice' }, `@tutor question ${i}`)));
+    const result = await runLoadGenerator({ url: `http://127.0.0.1:${port}/talk_bot`, headers: appHeaders(''), rate: ACK_RATE, bodies });
+    const latencies = result.latencies.slice(warmup).filter((v) => v >= 0);
+    report('webhook_ack_floor_p50_ms', percentile(latencies, 50), 'ms');
+    report('webhook_ack_floor_p99_ms', percentile(latencies, 99), 'ms');
+  } finally {
+    server.kill('SIGTERM');
+    await nc.close();
+  }
+}
+
 /** bench/machine-stall.ts in its own process, before any load: what the machine takes from a running thread. */
 async function machineStall(): Promise<void> {
   const child = spawn(process.execPath, [new URL('./machine-stall.ts', import.meta.url).pathname, '3'], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -297,6 +328,7 @@ async function machineStall(): Promise<void> {
 
 const parts = (process.env.BENCH_TALK_PARTS ?? 'ack,turn,streams').split(',');
 if (parts.includes('ack') || parts.includes('streams')) await machineStall();
+if (parts.includes('ack')) await ackFloor();
 if (parts.includes('ack')) await ackBenchmark();
 if (parts.includes('turn')) await turnOverhead();
 if (parts.includes('streams')) await streams();
