@@ -221,30 +221,23 @@ describe('McpProvider confirmations with the NuQloud bridge', () => {
     }
   });
 
-  it("an admin's confirm policy holds back a tool the bridge does not declare", async () => {
-    const w = await world({ ...ALL_WRITE, bridge_map_resource: 'confirm' });
-    try {
-      const r = await w.provider.executeTool('bridge_map_resource', { resourceId: 'course-101' }, {}, ctx());
-      assert.match(textOf(r), /^NOT DONE YET/);
-      assert.match(w.confirmations.requests.at(-1)!.action.reason, /admin's policy asks for confirmation/);
-      assert.deepEqual(w.bridge.state.calls, []);
-    } finally {
-      await dispose(w);
-    }
-  });
-
-  it("an admin's destructive setting holds back every call, also in a clean turn", async () => {
-    const w = await world({ ...ALL_WRITE, bridge_map_resource: 'destructive' });
-    try {
-      const r = await w.provider.executeTool('bridge_map_resource', { resourceId: 'course-101' }, {}, ctx());
-      assert.match(textOf(r), /^NOT DONE YET/);
-      assert.equal(resultOutcome(r), 'confirmation-requested');
-      assert.match(w.confirmations.requests.at(-1)!.action.reason, /an admin marked bridge_map_resource as destructive/);
-      assert.deepEqual(w.bridge.state.calls, []);
-    } finally {
-      await dispose(w);
-    }
-  });
+  for (const [setting, reason] of [
+    ['confirm', /admin's policy asks for confirmation/],
+    ['destructive', /an admin marked bridge_map_resource as destructive/],
+  ] as const) {
+    it(`an admin's ${setting} setting holds back a tool the bridge does not declare, also in a clean turn`, async () => {
+      const w = await world({ ...ALL_WRITE, bridge_map_resource: setting });
+      try {
+        const r = await w.provider.executeTool('bridge_map_resource', { resourceId: 'course-101' }, {}, ctx());
+        assert.match(textOf(r), /^NOT DONE YET/);
+        assert.equal(resultOutcome(r), 'confirmation-requested', 'the audit records the call as held');
+        assert.match(w.confirmations.requests.at(-1)!.action.reason, reason);
+        assert.deepEqual(w.bridge.state.calls, []);
+      } finally {
+        await dispose(w);
+      }
+    });
+  }
 
   it("the assignment's confirmation policy: 'never' refuses declared and destructive tools unsent, 'always' holds back every change", async () => {
     const w = await world({ ...ALL_WRITE, bridge_remove_mapping: 'destructive' });
