@@ -19,6 +19,7 @@ type Port = Pick<MessagePort, 'postMessage' | 'on' | 'off'>;
 export async function hostProcessing(port: Port, build: (refreshHttpIndex: () => Promise<void>) => Promise<HostedApplication>): Promise<HostedApplication> {
   let built!: (application: HostedApplication) => void;
   const ready = new Promise<HostedApplication>((resolve) => (built = resolve));
+  let application: HostedApplication | null = null;
   const rpc = new ThreadRpc(port, {
     idle: async (timeoutMs) => (await ready).processing.idle(typeof timeoutMs === 'number' ? timeoutMs : undefined),
     processQueueNow: async () => (await ready).processing.processQueueNow(),
@@ -28,9 +29,12 @@ export async function hostProcessing(port: Port, build: (refreshHttpIndex: () =>
   });
   port.on('message', (m: unknown) => {
     const message = m as { type?: string; row?: HandedRow };
-    if (message?.type === 'notify') void ready.then((application) => application.processing.notify(message.row));
+    if (message?.type !== 'notify') return;
+    // Once built, straight through: a notification comes with every accepted webhook.
+    if (application !== null) application.processing.notify(message.row);
+    else void ready.then((a) => a.processing.notify(message.row));
   });
-  const application = await build(() => rpc.call<void>('refreshIndex'));
+  application = await build(() => rpc.call<void>('refreshIndex'));
   built(application);
   port.postMessage({ type: 'ready' });
   return application;
