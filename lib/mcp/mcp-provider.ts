@@ -8,8 +8,8 @@ import type { Logger } from '../log/logger.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
 import type { ConfirmationRequester, ConfirmedExecutionGate } from '../tools/first-party-provider.ts';
 import { isPlainObject, setOwn } from '../tools/json-schema.ts';
-import { DEFAULT_CONFIRMATION_POLICY } from '../tools/resource-scope.ts';
-import { policyFromMcpAnnotations } from '../tools/tool-policy.ts';
+import { DEFAULT_CONFIRMATION_POLICY, type ConfirmationPolicy } from '../tools/resource-scope.ts';
+import { policyFromMcpAnnotations, type ToolPolicy } from '../tools/tool-policy.ts';
 import {
   createInvocationContext,
   deriveInvocationContext,
@@ -498,25 +498,26 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
     if (assignment === 'never' && (rule.declared || rule.policy.destructive)) {
       return markOutcome(errorResult(`ERROR: This bot may not run ${name}: its settings forbid destructive actions. Nothing was sent to the tool server ${server.name}.`), 'refused');
     }
-    // The call is not sent while it waits for the user (S6, S7): a declared, destructive or admin-set
-    // confirmation always, every change where the assignment says so, any other write once untrusted
-    // content entered the turn.
-    const reason = rule.declared
-      ? `the tool server ${server.name} declares that ${name} needs your confirmation`
-      : rule.alwaysConfirm
-        ? rule.policy.destructive
-          ? `an admin marked ${name} as destructive`
-          : `an admin's policy asks for confirmation of ${name}`
-        : !rule.policy.readOnly && assignment === 'always'
-          ? "this bot's settings ask for confirmation of every change"
-          : !rule.policy.readOnly && this.#isTainted(ctx)
-            ? 'this conversation turn contains content you did not type (tool results or other people\'s messages)'
-            : null;
+    const reason = this.#confirmationReason(server.name, name, rule, rule.policy, assignment, ctx);
     if (reason !== null) {
       const binding: McpCallBinding = { serverId: server.id, toolHash: hash, config: checked.config, threadId: ctx.threadId, messageId: ctx.messageId };
       return this.#requestConfirmation(ctx, name, args, binding, reason);
     }
     return this.#send(server, name, args, checked.config, ctx);
+  }
+
+  /**
+   * Why the call is not sent but waits for the user (S6, S7), or null: a declared, destructive or admin-set
+   * confirmation always, every change where the assignment says so, any other write once untrusted content
+   * entered the turn.
+   */
+  #confirmationReason(serverName: string, name: string, rule: EffectiveToolRule, policy: ToolPolicy, assignment: ConfirmationPolicy, ctx: InvocationContext): string | null {
+    if (rule.declared) return `the tool server ${serverName} declares that ${name} needs your confirmation`;
+    if (rule.alwaysConfirm) return policy.destructive ? `an admin marked ${name} as destructive` : `an admin's policy asks for confirmation of ${name}`;
+    if (policy.readOnly) return null;
+    if (assignment === 'always') return "this bot's settings ask for confirmation of every change";
+    if (this.#isTainted(ctx)) return 'this conversation turn contains content you did not type (tool results or other people\'s messages)';
+    return null;
   }
 
   /**
