@@ -149,18 +149,23 @@ function handledCount(dataDir: string): Promise<number> {
     .finally(() => handle.close());
 }
 
+/** Runs a script of bench/ in its own process and parses the JSON it prints. */
+async function runBenchScript<T>(script: string, args: string[]): Promise<T> {
+  const child = spawn(process.execPath, [new URL(script, import.meta.url).pathname, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += String(d)));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  if (code !== 0) throw new Error(`${script} exited with ${code}`);
+  return JSON.parse(out) as T;
+}
+
 /** Runs bench/webhook-load.ts in its own process and returns what it measured. */
 async function runLoadGenerator(plan: { url: string; headers: Record<string, string>; rate: number; bodies: string[] }): Promise<{ latencies: number[]; statuses: string[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'educai-load-'));
   try {
     const file = join(dir, 'plan.json');
     writeFileSync(file, JSON.stringify(plan));
-    const child = spawn(process.execPath, [new URL('./webhook-load.ts', import.meta.url).pathname, file], { stdio: ['ignore', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout!.on('data', (d: Buffer) => (out += String(d)));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    if (code !== 0) throw new Error(`the load generator exited with ${code}`);
-    return JSON.parse(out) as { latencies: number[]; statuses: string[] };
+    return await runBenchScript('./webhook-load.ts', [file]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -316,12 +321,7 @@ async function ackFloor(): Promise<void> {
 
 /** bench/machine-stall.ts in its own process, before any load: what the machine takes from a running thread. */
 async function machineStall(): Promise<void> {
-  const child = spawn(process.execPath, [new URL('./machine-stall.ts', import.meta.url).pathname, '3'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += String(d)));
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-  if (code !== 0) throw new Error(`the machine probe exited with ${code}`);
-  const { stalledMsPerS, maxMs } = JSON.parse(out) as { stalledMsPerS: number; maxMs: number };
+  const { stalledMsPerS, maxMs } = await runBenchScript<{ stalledMsPerS: number; maxMs: number }>('./machine-stall.ts', ['3']);
   report('machine_stall_ms_per_s', stalledMsPerS, 'ms');
   report('machine_stall_max_ms', maxMs, 'ms');
 }
