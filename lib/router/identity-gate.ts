@@ -16,8 +16,8 @@ export interface Addressee {
 
 /**
  * Refused: `answerAs` is the shared route when the shared Talk bot is known to be enabled in the room. Talk
- * then delivered the same message to it too, and the intake keeps one inbox row per message whatever the
- * route, so that delivery was merged into this one: it is processed as the shared delivery instead.
+ * then delivered the same message to it too, so it is answered at once as that delivery (also covering rows
+ * queued before the inbox kept one row per route); the shared row, when it follows, finds it handled.
  */
 export type GateVerdict = { allowed: true; botId: string | null } | { allowed: false; reason: string; answerAs: string | null };
 

@@ -80,7 +80,7 @@ export class EventProcessor implements QueuedTurnHandler {
       return 'unverified';
     }
     let gate = d.identityGate ? await d.identityGate.check(event.route, verified.message, verified.author) : null;
-    // The intake merged the shared Talk bot's delivery of the same message into this one: answer it as that delivery.
+    // The shared Talk bot delivers this message too: answer it now as that delivery (its own row then finds it handled).
     if (gate && !gate.allowed && gate.answerAs !== null) {
       event = { ...event, route: gate.answerAs };
       gate = { allowed: true, botId: null };
