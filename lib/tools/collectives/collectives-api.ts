@@ -31,11 +31,22 @@ export interface PageInfo {
   timestamp: number;
   lastUserId: string | null;
   subpageOrder: number[];
+  /**
+   * Set only when the page went to the collective's trash; a page trashed while files_trashbin is
+   * disabled for the user is deleted for good and comes back without it (PageService::trash).
+   */
+  trashTimestamp: number | null;
 }
 
-export interface MoveTarget {
-  parentId: number;
-  title: string;
+/**
+ * A body for PageController::moveOrCopy, as the Collectives UI sends it: a rename carries only the
+ * title, a move only the new parent and the position in its subpage order (PageService::move keeps
+ * whatever is left out: `$parentId ?: $oldParentId`, the old name when the title is empty).
+ */
+export type MoveTarget = { kind: 'rename'; title: string } | { kind: 'move'; parentId: number; index: number };
+
+export function moveBody(to: MoveTarget): Record<string, string | number> {
+  return to.kind === 'rename' ? { title: to.title } : { parentId: to.parentId, index: to.index };
 }
 
 export interface CollectivesApi {
@@ -93,6 +104,7 @@ export function parsePage(raw: unknown, collectiveId: number, operation: string)
     timestamp: typeof p['timestamp'] === 'number' ? p['timestamp'] : 0,
     lastUserId: typeof p['lastUserId'] === 'string' ? p['lastUserId'] : null,
     subpageOrder: order,
+    trashTimestamp: typeof p['trashTimestamp'] === 'number' && Number.isSafeInteger(p['trashTimestamp']) ? p['trashTimestamp'] : null,
   };
 }
 

@@ -4,8 +4,11 @@
 // API is probed as the user (the app may be enabled for some groups only):
 //   3.x: `GET /ocs/v2.php/apps/collectives/api/v1.0/collectives` answers OCS 200;
 //   2.x: `GET /index.php/apps/collectives/_api` without a session answers 412
-//        `{"message":"CSRF check failed"}` (capture 91 collectivesWithoutCsrfToken): the route
-//        exists and needs the cookie session; no cookie is kept by this probe.
+//        `{"message":"CSRF check failed"}` on NC 29 (capture 91 collectivesWithoutCsrfToken): the
+//        route exists and needs the cookie session. On NC 30/31 (server#46760) `OCS-APIRequest`
+//        alone passes the CSRF check, so the same probe gets `200 {"data":[…]}`; the tools still
+//        use the cookie session there, which passes too. No cookie is kept by this probe.
+//        (3.x's catch-all answers `_api` with an HTML page, so it cannot look like either.)
 // Anything else (404 page, OCS 998) means the tools are not offered.
 import type { NextcloudSession } from '../../nextcloud/client.ts';
 import { NextcloudError } from '../../nextcloud/errors.ts';
@@ -26,8 +29,13 @@ export async function detectCollectivesApi(session: NextcloudSession): Promise<C
     if (!isAbsence(err)) throw err;
   }
   const res = await session.web('GET', '/index.php/apps/collectives/_api', { timeoutMs: 10_000, allowStatuses: CLIENT_ERRORS, headers: { 'OCS-APIRequest': 'true' } });
-  const message = (res.json as { message?: unknown } | null)?.message;
-  return res.status === 412 && message === 'CSRF check failed' ? 'web' : null;
+  return isWebApiAnswer(res.status, res.json) ? 'web' : null;
+}
+
+function isWebApiAnswer(status: number, json: unknown): boolean {
+  const body = json as { message?: unknown; data?: unknown } | null;
+  if (status === 412) return body?.message === 'CSRF check failed';
+  return status === 200 && Array.isArray(body?.data);
 }
 
 /** A `collectives` key in `cloud/capabilities` (none today; a version ≥ 3 means the OCS API). */

@@ -1,16 +1,7 @@
-// Page helpers shared by the Collectives tools: strict id and title arguments (S2), the page's
-// Markdown file located only from the server's page data (never from arguments), its revision
-// (etag) read over WebDAV as the user, and the page tree.
-import { FilesDav, isFailure } from '../files/files-dav.ts';
-import { InvalidArgumentError, parseUserPath, type UserPath } from '../files/user-paths.ts';
-import type { FileInfo } from '../files/files-dav.ts';
-import type { ToolEnv } from '../first-party-tool.ts';
+// Page helpers shared by the Collectives tools: strict id and title arguments (S2), etags and the
+// page tree. The page's Markdown file is in collectives-page-file.ts.
+import { InvalidArgumentError } from '../files/user-paths.ts';
 import type { PageInfo } from './collectives-api.ts';
-
-/** Thrown for a page whose file cannot be used as it is (wrong id, odd path): the model sees the message. */
-export class PageFileError extends InvalidArgumentError {
-  override name = 'PageFileError';
-}
 
 /** An id argument: a JSON integer, or a string of digits only; anything else is refused before any URL exists. */
 export function idArg(args: Record<string, unknown>, key: string): number {
@@ -20,13 +11,20 @@ export function idArg(args: Record<string, unknown>, key: string): number {
   throw new InvalidArgumentError(`${key} must be a positive whole number (an id from collectives_list or collectives_page_tree)`);
 }
 
-/** A page title: 1–200 characters without path separators or control characters. */
+// NodeHelper::sanitiseFilename turns "/" into "-", drops * | \ : " < > ? and trims spaces and dots
+// at both ends. Such titles are refused rather than cleaned here: the title the user confirms is
+// then the title Collectives saves, and the model can pick another one knowingly.
+const CHANGED_BY_COLLECTIVES = /[/\\*|:"<>?]/;
+
+/** A page title: 1–200 characters that Collectives saves unchanged (no control characters). */
 export function titleArg(args: Record<string, unknown>, key = 'title'): string {
   const v = args[key];
   if (typeof v !== 'string') throw new InvalidArgumentError(`${key} must be a string`);
   const title = v.trim();
   if (title === '' || title.length > 200) throw new InvalidArgumentError(`${key} must have 1 to 200 characters`);
-  if (/[/\\\u0000-\u001f\u007f]/.test(title) || title === '.' || title === '..') throw new InvalidArgumentError(`${key} may not contain "/", "\\" or control characters`);
+  if (/\p{Cc}/u.test(title)) throw new InvalidArgumentError(`${key} may not contain control characters`);
+  if (CHANGED_BY_COLLECTIVES.test(title)) throw new InvalidArgumentError(`${key} may not contain any of / \\ * | : " < > ? (Collectives would change or drop them in the saved title): choose a title without them`);
+  if (title.startsWith('.') || title.endsWith('.')) throw new InvalidArgumentError(`${key} may not start or end with a dot (Collectives would drop it)`);
   return title;
 }
 
@@ -37,47 +35,6 @@ export function normalizeEtag(etag: string): string {
 
 export function sameEtag(a: string, b: string): boolean {
   return normalizeEtag(a) === normalizeEtag(b);
-}
-
-/** The page's Markdown file in the user's files: collective folder + filePath + fileName, each segment checked. */
-export function pageFilePath(page: PageInfo): UserPath {
-  if (page.collectivePath === null || !/\.md$/i.test(page.fileName)) throw new PageFileError(`page ${page.id} has no Markdown file Nextcloud told us about`);
-  try {
-    return parseUserPath([page.collectivePath, page.filePath, page.fileName].filter((s) => s !== '').join('/'), { field: 'page file' });
-  } catch {
-    throw new PageFileError(`the file of page ${page.id} has a path these tools cannot use`);
-  }
-}
-
-export interface PageFile {
-  path: UserPath;
-  info: FileInfo;
-}
-
-/**
- * Stats the page's file as the user. The file must exist and carry the page's id: a Collectives
- * page id is the file id of its Markdown file (capture 91: page 262 ↔ oc-fileid 262).
- */
-export async function statPageFile(env: ToolEnv, page: PageInfo): Promise<PageFile> {
-  const path = pageFilePath(page);
-  const info = await new FilesDav(env.session).stat(path);
-  if (!info || info.type !== 'file') throw new PageFileError(`the file of page ${page.id} ("${page.title}") is missing`);
-  if (info.fileId !== String(page.id)) throw new PageFileError(`the file at the path of page ${page.id} is not that page's file`);
-  return { path, info };
-}
-
-export async function readPageText(env: ToolEnv, file: PageFile): Promise<{ text: string; etag: string }> {
-  const res = await new FilesDav(env.session).get(file.path);
-  return { text: new TextDecoder('utf-8', { fatal: false }).decode(res.body), etag: res.etag || file.info.etag };
-}
-
-export type PutResult = { ok: true; etag: string } | { ok: false; status: number };
-
-/** PUT with If-Match: only the revision the action is bound to is replaced. */
-export async function putPageText(env: ToolEnv, path: UserPath, text: string, etag: string): Promise<PutResult> {
-  const res = await new FilesDav(env.session).put(path, text, { ifMatch: normalizeEtag(etag) }, 'text/markdown; charset=utf-8');
-  if (isFailure(res)) return { ok: false, status: res.status };
-  return { ok: true, etag: res.etag };
 }
 
 export interface TreeEntry {

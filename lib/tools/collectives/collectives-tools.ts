@@ -3,14 +3,16 @@
 // to a collective is a write to shared content and goes through prepare/execute, so after taint
 // the provider asks the user first. Ids are integers (S2); page files come from the server's page
 // data; every call checks the collective against the assignment's scope.
+import { NextcloudError } from '../../nextcloud/errors.ts';
 import { byteLength, MAX_PAGE_BYTES, paginate } from '../../wiki/wiki-text.ts';
 import { InvalidArgumentError } from '../files/user-paths.ts';
-import { guarded, guardedPrepare, jsonResult, objectSchema, optionalString, type FirstPartyTool, type PreparedAction, type ToolEnv } from '../first-party-tool.ts';
+import { guarded, guardedPrepare, jsonResult, nextcloudMessage, objectSchema, optionalString, type FirstPartyTool, type PreparedAction, type ToolEnv } from '../first-party-tool.ts';
 import { assertCollectiveInScope } from '../resource-scope.ts';
 import { destructivePolicy, readPolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
 import { withCollectivesApi, type CollectivesApi, type PageInfo } from './collectives-api.ts';
-import { idArg, normalizeEtag, pageTree, putPageText, readPageText, sameEtag, statPageFile, titleArg } from './collectives-pages.ts';
+import { pageDavPath, putPageText, readPageText, statPageFile } from './collectives-page-file.ts';
+import { idArg, normalizeEtag, pageTree, sameEtag, titleArg } from './collectives-pages.ts';
 
 const available = (c: ReadonlySet<string>): boolean => c.has('collectives');
 
@@ -61,6 +63,12 @@ async function recheck(api: CollectivesApi, collectiveId: number, pageId: number
 
 function isPage(x: PageInfo | ToolResult): x is PageInfo {
   return typeof (x as PageInfo).id === 'number';
+}
+
+/** Collectives renames on a clash (`Title (2)`, NodeHelper::generateFilename): the answer says so. */
+function titleNote(asked: string, saved: PageInfo): Record<string, string> {
+  if (saved.title === asked) return {};
+  return { note: `Collectives saved the title as "${saved.title}", not "${asked}" (a page with that title already exists there, or the server changed characters it cannot store)` };
 }
 
 // --- reads ---
@@ -140,7 +148,7 @@ const collectivesReadPage: FirstPartyTool = {
       return withCollectivesApi(env, async (api) => {
         const page = await api.getPage(collectiveId, pageId);
         const file = await statPageFile(env, page);
-        if ((file.info.size ?? 0) > MAX_PAGE_BYTES) return errorResult(`ERROR: Page ${label(page)} is larger than ${MAX_PAGE_BYTES / 1024} KiB; it cannot be read here.`);
+        if ((file.size ?? 0) > MAX_PAGE_BYTES) return errorResult(`ERROR: Page ${label(page)} is larger than ${MAX_PAGE_BYTES / 1024} KiB; it cannot be read here.`);
         const { text, etag } = await readPageText(env, file);
         return jsonResult({ collectiveId, pageId, title: page.title, parentId: page.parentId, etag: normalizeEtag(etag), ...paginate(text, args['offset'], args['limit']) });
       });
@@ -197,19 +205,38 @@ const collectivesCreatePage: FirstPartyTool = {
         await api.confirmActingUser();
         const parent = await recheck(api, collectiveId, parentId, action.binding);
         if (!isPage(parent)) return parent;
+        const withContent = content !== undefined && content !== '';
+        // The new file lies below the parent's: a path we could not write is refused before creating.
+        if (withContent) pageDavPath(parent);
         const page = await api.createPage(collectiveId, parentId, title);
         let etag: string | null = null;
-        if (content !== undefined && content !== '') {
-          const file = await statPageFile(env, page);
-          const put = await putPageText(env, file.path, content, file.info.etag);
-          if (!put.ok) return errorResult(`ERROR: The page ${label(page)} was created, but its content could not be written (HTTP ${put.status}).`);
-          etag = put.etag;
-          await api.touchPage(collectiveId, page.id).catch(() => null);
+        if (withContent) {
+          const written = await writeNewPage(env, api, page, content);
+          if (typeof written !== 'string') return written;
+          etag = written;
         }
-        return jsonResult({ created: { collectiveId, pageId: page.id, title: page.title, parentId: page.parentId }, ...(etag ? { etag: normalizeEtag(etag) } : {}), chars: content?.length ?? 0 });
+        return jsonResult({ created: { collectiveId, pageId: page.id, title: page.title, parentId: page.parentId }, ...titleNote(title, page), ...(etag ? { etag: normalizeEtag(etag) } : {}), chars: content?.length ?? 0 });
       });
     }),
 };
+
+/** The content of a page just created (its etag), or an answer that says the page exists but is empty. */
+async function writeNewPage(env: ToolEnv, api: CollectivesApi, page: PageInfo, content: string): Promise<string | ToolResult> {
+  const empty = (why: string): ToolResult =>
+    errorResult(`ERROR: The page ${label(page)} was created, but it is empty: its content could not be written (${why}). Write it with collectives_update_page, or trash the page.`);
+  try {
+    const file = await statPageFile(env, page);
+    const put = await putPageText(env, file, content, file.etag);
+    if (!put.ok) return empty(`HTTP ${put.status}`);
+    // Collectives records the last editor through touch (capture 91 touchPage); the content is already saved.
+    await api.touchPage(page.collectiveId, page.id).catch(() => null);
+    return put.etag;
+  } catch (err) {
+    if (err instanceof InvalidArgumentError) return empty(err.message);
+    if (err instanceof NextcloudError) return empty(nextcloudMessage(err) || `HTTP ${err.status}`);
+    throw err;
+  }
+}
 
 const collectivesUpdatePage: FirstPartyTool = {
   family: 'collectives',
@@ -246,12 +273,12 @@ const collectivesUpdatePage: FirstPartyTool = {
         const name = await collectiveName(api, collectiveId);
         const page = await api.getPage(collectiveId, pageId);
         const file = await statPageFile(env, page);
-        if (expected !== undefined && !sameEtag(expected, file.info.etag)) {
-          return errorResult(`ERROR: The page ${label(page)} changed since you read it (its etag is now ${normalizeEtag(file.info.etag)}). Read it again before updating it. Nothing was written.`);
+        if (expected !== undefined && !sameEtag(expected, file.etag)) {
+          return errorResult(`ERROR: The page ${label(page)} changed since you read it (its etag is now ${normalizeEtag(file.etag)}). Read it again before updating it. Nothing was written.`);
         }
         return {
           args: { collective_id: collectiveId, page_id: pageId, content, mode },
-          binding: { fileId: file.info.fileId, etag: normalizeEtag(file.info.etag) },
+          binding: { fileId: file.fileId, etag: normalizeEtag(file.etag) },
           description: `${mode === 'append' ? `append ${content.length} characters to` : `replace the content of`} the page ${label(page)} in the collective "${name}"${mode === 'replace' ? ` with ${content.length} characters` : ''}`,
           confirmReason: null,
         };
@@ -269,8 +296,8 @@ const collectivesUpdatePage: FirstPartyTool = {
         const page = await recheck(api, collectiveId, pageId, action.binding);
         if (!isPage(page)) return page;
         const file = await statPageFile(env, page);
-        const changed = errorResult(`ERROR: The page ${label(page)} changed since it was read (etag now ${normalizeEtag(file.info.etag)}, expected ${etag}). Nothing was written: read it again and retry.`);
-        if (file.info.fileId !== action.binding['fileId'] || !sameEtag(file.info.etag, etag)) return changed;
+        const changed = errorResult(`ERROR: The page ${label(page)} changed since it was read (etag now ${normalizeEtag(file.etag)}, expected ${etag}). Nothing was written: read it again and retry.`);
+        if (file.fileId !== action.binding['fileId'] || !sameEtag(file.etag, etag)) return changed;
         let text = content;
         if (append) {
           const current = await readPageText(env, file);
@@ -278,7 +305,7 @@ const collectivesUpdatePage: FirstPartyTool = {
           text = `${current.text.replace(/\s*$/, '')}${current.text.trim() === '' ? '' : '\n\n'}${content}`;
           if (byteLength(text) > MAX_PAGE_BYTES) return errorResult(`ERROR: The page would grow beyond ${MAX_PAGE_BYTES / 1024} KiB; nothing was written.`);
         }
-        const put = await putPageText(env, file.path, text, etag);
+        const put = await putPageText(env, file, text, etag);
         if (!put.ok) return put.status === 412 ? changed : errorResult(`ERROR: Nextcloud refused to write the page (HTTP ${put.status}).`);
         // Collectives records the last editor through touch (capture 91 touchPage); the content is already saved.
         await api.touchPage(collectiveId, pageId).catch(() => null);
@@ -295,7 +322,9 @@ function moveTool(kind: 'rename' | 'move'): FirstPartyTool {
     available,
     definition: {
       name: rename ? 'collectives_rename_page' : 'collectives_move_page',
-      description: rename ? 'Renames a page of a collective (its subpages stay with it).' : 'Moves a page of a collective, with its subpages, under another parent page of the same collective.',
+      description: rename
+        ? 'Renames a page of a collective (its subpages stay with it).'
+        : 'Moves a page of a collective, with its subpages, under another parent page of the same collective; it is placed after the subpages already there.',
       schema: objectSchema(
         rename
           ? { collective_id: COLLECTIVE_ID, page_id: PAGE_ID, title: { type: 'string', description: 'The new title.' } }
@@ -324,7 +353,7 @@ function moveTool(kind: 'rename' | 'move'): FirstPartyTool {
             if (page.parentId === target) return errorResult(`ERROR: Page ${label(page)} is already under page ${target}.`);
             if (target === page.id) return errorResult('ERROR: A page cannot be moved under itself.');
             const parent = await api.getPage(collectiveId, target as number);
-            what = `move the page ${label(page)} with its subpages under ${label(parent)}`;
+            what = `move the page ${label(page)} with its subpages under ${label(parent)}, after its other subpages`;
           }
           return {
             args: { collective_id: collectiveId, page_id: pageId, ...(rename ? { title: target } : { parent_id: target }) },
@@ -344,11 +373,29 @@ function moveTool(kind: 'rename' | 'move'): FirstPartyTool {
           await api.confirmActingUser();
           const page = await recheck(api, collectiveId, pageId, action.binding);
           if (!isPage(page)) return page;
-          const moved = await api.movePage(collectiveId, pageId, { parentId: newParent ?? page.parentId, title: newTitle ?? page.title });
-          return jsonResult({ [rename ? 'renamed' : 'moved']: { collectiveId, pageId: moved.id, title: moved.title, parentId: moved.parentId } });
+          if (newTitle !== null) {
+            const renamed = await api.movePage(collectiveId, pageId, { kind: 'rename', title: newTitle });
+            return jsonResult({ renamed: { collectiveId, pageId: renamed.id, title: renamed.title, parentId: renamed.parentId }, ...titleNote(newTitle, renamed) });
+          }
+          return movePageLast(api, page, newParent as number);
         });
       }),
   };
+}
+
+/**
+ * Moves `page` under `parentId`, last in the new parent's subpage order: PageService::move inserts
+ * the page at `index` of that order (SubpageOrderService::add), so the index is its current length.
+ */
+async function movePageLast(api: CollectivesApi, page: PageInfo, parentId: number): Promise<ToolResult> {
+  const parent = await api.getPage(page.collectiveId, parentId);
+  const index = parent.subpageOrder.filter((id) => id !== page.id).length;
+  const moved = await api.movePage(page.collectiveId, page.id, { kind: 'move', parentId, index });
+  return jsonResult({
+    moved: { collectiveId: page.collectiveId, pageId: moved.id, title: moved.title, parentId: moved.parentId },
+    position: `after the other subpages of ${label(parent)}`,
+    ...titleNote(page.title, moved),
+  });
 }
 
 const collectivesTrashPage: FirstPartyTool = {
@@ -357,7 +404,8 @@ const collectivesTrashPage: FirstPartyTool = {
   available,
   definition: {
     name: 'collectives_trash_page',
-    description: 'Moves a page of a collective, with its subpages, to the collective\'s trash (members can restore it there). Needs the user\'s confirmation.',
+    description:
+      'Moves a page of a collective, with its subpages, to the collective\'s trash. Where the Nextcloud trash (files_trashbin) is disabled for the user, Collectives deletes the page permanently instead; the answer says which happened. Needs the user\'s confirmation.',
     schema: objectSchema({ collective_id: COLLECTIVE_ID, page_id: PAGE_ID }, ['collective_id', 'page_id']),
     policy: destructivePolicy(),
     label: 'Trash a collective page',
@@ -373,11 +421,13 @@ const collectivesTrashPage: FirstPartyTool = {
         const page = await api.getPage(collectiveId, pageId);
         if (page.parentId === 0) return errorResult('ERROR: The landing page of a collective cannot be trashed.');
         const subpages = (await api.listPages(collectiveId)).filter((p) => p.parentId === page.id).length;
+        // Capabilities as the user: without files_trashbin, PageService::trash deletes for good.
+        const trashbin = env.capabilities.has('trashbin');
         return {
           args: { collective_id: collectiveId, page_id: pageId },
           binding: { parentId: page.parentId, title: page.title },
-          description: `move the page ${label(page)}${subpages > 0 ? ` and its subpages` : ''} of the collective "${name}" to the trash`,
-          confirmReason: 'trashing a page removes it for every member of the collective',
+          description: `move the page ${label(page)}${subpages > 0 ? ` and its subpages` : ''} of the collective "${name}" to the trash${trashbin ? '' : ' (WARNING: the Nextcloud trash is not enabled for you, so Collectives will most likely delete it permanently)'}`,
+          confirmReason: trashbin ? 'trashing a page removes it for every member of the collective' : 'this can delete the page permanently for every member of the collective',
         };
       });
     }),
@@ -389,11 +439,20 @@ const collectivesTrashPage: FirstPartyTool = {
         await api.confirmActingUser();
         const page = await recheck(api, collectiveId, pageId, action.binding);
         if (!isPage(page)) return page;
-        const trashed = await api.trashPage(collectiveId, pageId);
-        return jsonResult({ trashed: { collectiveId, pageId: trashed.id, title: trashed.title } });
+        return trashResult(await api.trashPage(collectiveId, pageId));
       });
     }),
 };
+
+/** Only a trash timestamp proves the page went to the trash (PageService::trash sets it on that path only). */
+function trashResult(page: PageInfo): ToolResult {
+  const which = { collectiveId: page.collectiveId, pageId: page.id, title: page.title };
+  if (page.trashTimestamp !== null) return jsonResult({ trashed: which, note: 'moved to the trash (members can restore it)' });
+  return jsonResult({
+    deletedPermanently: which,
+    note: 'deleted permanently: the trash is not available for this user (the files_trashbin app is disabled for them), so Collectives deleted the page and its subpages for good; it cannot be restored',
+  });
+}
 
 export const COLLECTIVES_TOOLS: readonly FirstPartyTool[] = [
   collectivesList,

@@ -6,9 +6,21 @@
 // `/_api/{collectiveId}/_pages…`). Those controllers act as the *session's* user
 // (PageController::getUserId() reads IUserSession), hence confirmActingUser() before writes.
 import type { CookieSession } from '../../nextcloud/cookie-session.ts';
-import { parseCollective, parseList, parsePage, type CollectiveInfo, type CollectivesApi, type MoveTarget, type PageInfo } from './collectives-api.ts';
+import { errorForStatus } from '../../nextcloud/errors.ts';
+import { moveBody, parseCollective, parseList, parsePage, type CollectiveInfo, type CollectivesApi, type MoveTarget, type PageInfo } from './collectives-api.ts';
 
 const API = '/index.php/apps/collectives/_api';
+const ERROR_STATUSES = Array.from({ length: 200 }, (_, i) => 400 + i);
+
+/**
+ * The short reason of an error answer. The 2.x ErrorHelper answers a bare JSON string
+ * (`"Not allowed to edit collective"`); Nextcloud's middleware (CSRF, login) answers `{message}`.
+ */
+export function webErrorMessage(json: unknown, status: number): string {
+  const raw = typeof json === 'string' ? json : (json as { message?: unknown } | null)?.message;
+  const text = typeof raw === 'string' ? raw.replace(/\p{Cc}+/gu, ' ').trim() : '';
+  return text === '' ? `HTTP ${status}` : text.slice(0, 200);
+}
 
 export class WebCollectivesApi implements CollectivesApi {
   readonly generation = 2 as const;
@@ -19,7 +31,8 @@ export class WebCollectivesApi implements CollectivesApi {
   }
 
   async #data(method: string, path: string, params: Record<string, number>, body?: unknown): Promise<unknown> {
-    const res = await this.#web.json(method, `${API}${path}`, { params, ...(body !== undefined ? { body } : {}) });
+    const res = await this.#web.json(method, `${API}${path}`, { params, allowStatuses: ERROR_STATUSES, ...(body !== undefined ? { body } : {}) });
+    if (res.status >= 400) throw errorForStatus(`${method} ${API}${path}`, res.status, webErrorMessage(res.json, res.status));
     return (res.json as { data?: unknown } | null)?.data;
   }
 
@@ -46,7 +59,7 @@ export class WebCollectivesApi implements CollectivesApi {
   }
 
   async movePage(collectiveId: number, pageId: number, to: MoveTarget): Promise<PageInfo> {
-    return parsePage(await this.#data('PUT', '/{collectiveId}/_pages/{pageId}', { collectiveId, pageId }, { parentId: to.parentId, title: to.title, index: 0, copy: false }), collectiveId, 'PUT collective page');
+    return parsePage(await this.#data('PUT', '/{collectiveId}/_pages/{pageId}', { collectiveId, pageId }, moveBody(to)), collectiveId, 'PUT collective page');
   }
 
   async trashPage(collectiveId: number, pageId: number): Promise<PageInfo> {

@@ -4,7 +4,8 @@
 // `/api/v1.0/collectives/{collectiveId}/pages…`. Answers from lib/Controller/PageController.php:
 // `{collectives: […]}`, `{pages: […]}`, `{page: …}`.
 import type { NextcloudSession } from '../../nextcloud/client.ts';
-import { parseCollective, parseList, parsePage, type CollectiveInfo, type CollectivesApi, type MoveTarget, type PageInfo } from './collectives-api.ts';
+import { NextcloudError } from '../../nextcloud/errors.ts';
+import { moveBody, parseCollective, parseList, parsePage, type CollectiveInfo, type CollectivesApi, type MoveTarget, type PageInfo } from './collectives-api.ts';
 
 const API = '/ocs/v2.php/apps/collectives/api/v1.0/collectives';
 
@@ -27,8 +28,24 @@ export class OcsCollectivesApi implements CollectivesApi {
   }
 
   async listPages(collectiveId: number): Promise<PageInfo[]> {
-    const data = await this.#session.ocs<{ pages?: unknown }>('GET', `${API}/{collectiveId}/pages`, { params: { collectiveId } });
+    let data: { pages?: unknown } | null;
+    try {
+      data = await this.#session.ocs<{ pages?: unknown }>('GET', `${API}/{collectiveId}/pages`, { params: { collectiveId } });
+    } catch (err) {
+      throw await this.#unsupportedIfListed(err, collectiveId);
+    }
     return parseList(data?.pages, 'GET collective pages', (x) => parsePage(x, collectiveId, 'GET collective pages'));
+  }
+
+  /**
+   * A 404 for the pages of a collective the user demonstrably has means our page routes are not
+   * this server's (an early 3.0.x layout): say so instead of "not found".
+   */
+  async #unsupportedIfListed(err: unknown, collectiveId: number): Promise<unknown> {
+    if (!(err instanceof NextcloudError) || err.status !== 404) return err;
+    const listed = await this.listCollectives().then((all) => all.some((c) => c.id === collectiveId), () => false);
+    if (!listed) return err;
+    return new NextcloudError('GET collective pages', 501, 'this version of the Collectives app is not supported: it does not serve the page list at the address these tools use (Collectives 3.x OCS API v1.0)');
   }
 
   getPage(collectiveId: number, pageId: number): Promise<PageInfo> {
@@ -44,7 +61,7 @@ export class OcsCollectivesApi implements CollectivesApi {
   }
 
   movePage(collectiveId: number, pageId: number, to: MoveTarget): Promise<PageInfo> {
-    return this.#page('PUT', '/{collectiveId}/pages/{pageId}', { collectiveId, pageId }, collectiveId, { parentId: to.parentId, title: to.title, index: 0, copy: false });
+    return this.#page('PUT', '/{collectiveId}/pages/{pageId}', { collectiveId, pageId }, collectiveId, moveBody(to));
   }
 
   trashPage(collectiveId: number, pageId: number): Promise<PageInfo> {

@@ -4,7 +4,10 @@
 //   - the landing page is `Readme.md` of the collective folder (title "Readme", parentId 0);
 //   - a page without subpages is `<title>.md`; one with subpages is the folder `<title>/` with
 //     its own `Readme.md`; creating a subpage under a leaf turns the leaf into such a folder;
-//   - a page id is the file id of its Markdown file (capture 91: page 262 ↔ oc-fileid 262).
+//   - a page id is the file id of its Markdown file (capture 91: page 262 ↔ oc-fileid 262);
+//   - titles and file names follow NodeHelper (sanitiseFilename keeps `#` and `%`; generateFilename
+//     adds ` (2)` on a clash), moves PageService::move (parentId/title/index), trash PageService::trash
+//     (no files_trashbin for the user: deleted for good, no trashTimestamp).
 // Which generation answers is chosen per test (`generation`); every call records its acting uid.
 import { randomBytes } from 'node:crypto';
 import type { FakeFiles, FakeNode } from './dav-files.ts';
@@ -79,6 +82,9 @@ export class FakeCollectivesStore {
   readonly #collectives = new Map<number, FakeCollective>();
   readonly #meta = new Map<number, PageMeta>();
   readonly #trashed = new Map<number, { collectiveId: number; info: FakePageInfo }>();
+  readonly #deleted = new Set<number>();
+  /** Users for whom files_trashbin is disabled (`isEnabledForUser`): trashing deletes for good. */
+  readonly trashbinDisabledFor = new Set<string>();
   #nextId = 4;
 
   constructor(files: FakeFiles, users: UserDirectory, now: () => number) {
@@ -154,7 +160,7 @@ export class FakeCollectivesStore {
   }
 
   #assertCanEdit(c: FakeCollective, uid: string): void {
-    if (!/[CW]/.test(c.members[uid] ?? '')) throw new CollectivesFailure(403, `Not allowed to edit ${c.name}`);
+    if (!/[CW]/.test(c.members[uid] ?? '')) throw new CollectivesFailure(403, 'Not allowed to edit collective');
   }
 
   pages(uid: string, collectiveId: number): FakePageInfo[] {
@@ -171,8 +177,7 @@ export class FakeCollectivesStore {
     const title = sanitizeTitle(rawTitle);
     const parent = this.#locate(c, parentId);
     const folder = this.#subFolderOf(c, parent);
-    if (folder.children.has(`${title}.md`) || folder.children.has(title)) throw new CollectivesFailure(422, `A page with this title already exists: ${title}`);
-    const file = this.#files.putFile(c.owner, `${this.#pathOf(c, folder)}/${title}.md`.replace(/^\//, ''), '', 'text/markdown');
+    const file = this.#files.putFile(c.owner, `${this.#pathOf(c, folder)}/${freeName(folder, title)}.md`.replace(/^\//, ''), '', 'text/markdown');
     this.#meta.set(file.fileId, { lastUserId: uid, subpageOrder: [] });
     const parentMeta = this.#metaOf(parent.file.fileId);
     parentMeta.subpageOrder = [file.fileId, ...parentMeta.subpageOrder.filter((i) => i !== file.fileId)];
@@ -186,30 +191,38 @@ export class FakeCollectivesStore {
     return this.#locate(c, id).info;
   }
 
-  /** PageController::moveOrCopy without copy: a new parent and/or a new title. */
-  move(uid: string, collectiveId: number, id: number, parentId: number | null, rawTitle: string | null): FakePageInfo {
+  /**
+   * PageService::move: `$parentId ?: $oldParentId`; an empty title keeps the name; a clash in the
+   * target folder gets ` (2)`; only a new parent changes subpage orders, the page going in at `index`
+   * of the new parent's order (SubpageOrderService::add, array_splice: past the end appends).
+   */
+  move(uid: string, collectiveId: number, id: number, parentId: number | null, rawTitle: string | null, index = 0): FakePageInfo {
     const c = this.collective(uid, collectiveId);
     this.#assertCanEdit(c, uid);
     const page = this.#locate(c, id);
-    if (page.info.parentId === 0) throw new CollectivesFailure(403, 'Not allowed to move the landing page');
-    const title = rawTitle === null ? page.info.title : sanitizeTitle(rawTitle);
-    const target = this.#locate(c, parentId ?? page.info.parentId);
-    if (target.info.id === page.info.id || (page.subFolder !== null && this.#isInside(target.file, page.subFolder))) throw new CollectivesFailure(403, 'Not allowed to move a page into itself');
-    const folder = this.#subFolderOf(c, this.#locate(c, target.info.id));
-    const newName = page.subFolder ? title : `${title}.md`;
-    const existing = folder.children.get(newName) ?? folder.children.get(page.subFolder ? `${title}.md` : title);
-    if (existing && existing !== page.node) throw new CollectivesFailure(422, `A page with this title already exists: ${title}`);
+    if (page.info.parentId === 0) throw new CollectivesFailure(403, 'Not allowed to move or copy landing page');
+    const oldParentId = page.info.parentId;
+    const targetId = parentId || oldParentId;
+    if (targetId === id) throw new CollectivesFailure(403, 'Not allowed to move or copy a page to itself');
+    const target = this.#locate(c, targetId);
+    if (page.subFolder !== null && this.#isInside(target.file, page.subFolder)) throw new CollectivesFailure(403, 'Not allowed to move or copy a page to a subpage of itself');
+    const title = rawTitle ? sanitizeTitle(rawTitle) : page.info.title;
+    const folder = this.#subFolderOf(c, target);
     const fresh = this.#locate(c, id);
+    const name = freeName(folder, title, fresh.node);
+    const newName = fresh.subFolder ? name : `${name}.md`;
     fresh.container.children.delete(fresh.node.name);
     fresh.node.name = newName;
     folder.children.set(newName, fresh.node);
     fresh.file.mtime = this.#now();
     this.#metaOf(fresh.file.fileId).lastUserId = uid;
-    if (target.info.id !== page.info.parentId) {
-      const old = this.#metaOf(page.info.parentId);
+    if (targetId !== oldParentId) {
+      const old = this.#metaOf(oldParentId);
       old.subpageOrder = old.subpageOrder.filter((i) => i !== id);
-      const next = this.#metaOf(target.info.id);
-      next.subpageOrder = [id, ...next.subpageOrder.filter((i) => i !== id)];
+      const next = this.#metaOf(targetId);
+      const order = next.subpageOrder.filter((i) => i !== id);
+      order.splice(index < 0 ? Math.max(0, order.length + index) : Math.min(index, order.length), 0, id);
+      next.subpageOrder = order;
     }
     return this.#locate(c, id).info;
   }
@@ -221,15 +234,25 @@ export class FakeCollectivesStore {
     const page = this.#locate(c, id);
     if (page.info.parentId === 0) throw new CollectivesFailure(403, 'Not allowed to trash the landing page');
     page.container.children.delete(page.node.name);
-    const info = { ...page.info, trashTimestamp: Math.floor(this.#now() / 1000) };
-    this.#trashed.set(id, { collectiveId, info });
     const parent = this.#metaOf(page.info.parentId);
     parent.subpageOrder = parent.subpageOrder.filter((i) => i !== id);
+    if (this.trashbinDisabledFor.has(uid)) {
+      // "Delete directly if … trash is not available": the answer has no trashTimestamp.
+      this.#deleted.add(id);
+      return { ...page.info, trashTimestamp: null };
+    }
+    const info = { ...page.info, trashTimestamp: Math.floor(this.#now() / 1000) };
+    this.#trashed.set(id, { collectiveId, info });
     return info;
   }
 
   isTrashed(id: number): boolean {
     return this.#trashed.has(id);
+  }
+
+  /** Deleted for good by a trash without files_trashbin. */
+  isDeleted(id: number): boolean {
+    return this.#deleted.has(id);
   }
 
   // --- the page tree from the files ---
@@ -325,9 +348,24 @@ export class FakeCollectivesStore {
   }
 }
 
-/** NodeHelper::sanitiseFilename in spirit: no separators or control characters in a page title. */
+/**
+ * NodeHelper::sanitiseFilename: '/' becomes '-', * | \\ : " < > ? are dropped, spaces and dots are
+ * trimmed at both ends, '' becomes "New Page"; `#` and `%` stay. Control characters would fail in
+ * Nextcloud's path check, so the fake refuses them.
+ */
 function sanitizeTitle(raw: string): string {
-  const title = raw.replace(/[/\\:*?"<>|\u0000-\u001f]/g, '-').trim();
-  if (title === '' || title === '.' || title === '..') throw new CollectivesFailure(422, 'Invalid page title');
-  return title.slice(0, 200);
+  if (/\p{Cc}/u.test(raw)) throw new CollectivesFailure(400, 'Invalid page title');
+  const title = raw.replace(/\//g, '-').replace(/[*|\\:"<>?]/g, '').replace(/^[ .]+|[ .]+$/g, '');
+  return title === '' ? 'New Page' : title;
+}
+
+/** NodeHelper::generateFilename: `Title (2)`, `Title (3)`… while `Title` or `Title.md` is taken (by another node). */
+function freeName(folder: FakeNode, title: string, self?: FakeNode): string {
+  const taken = (t: string): boolean => [t, `${t}.md`].some((n) => folder.children.has(n) && folder.children.get(n) !== self);
+  let name = title;
+  while (taken(name)) {
+    const m = /^(.*)\s\((\d+)\)$/u.exec(name);
+    name = m ? `${m[1]} (${Number(m[2]) + 1})` : `${name} (2)`;
+  }
+  return name;
 }

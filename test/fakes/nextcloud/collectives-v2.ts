@@ -4,6 +4,10 @@
 // `requesttoken` header they answer `{"data": …}`. Routes and parameters follow the 2.x
 // appinfo/routes.php and PageController of nextcloud/collectives (page#index/get/create/touch/
 // moveOrCopy/trash under `_api/{collectiveId}/_pages…`); the controller acts as the session's user.
+// Controller errors come from the 2.x ErrorHelper: `new DataResponse($e->getMessage(), status)`, a
+// bare JSON string such as "Not allowed to edit collective"; the CSRF and login middleware answer
+// `{message}`. With `sessions.ocsApiRequestPassesCsrf` (NC 30+, server#46760) the OCS-APIRequest
+// header alone passes the CSRF check and the controller acts as the AppAPI user.
 import { CollectivesFailure, type FakeCollectivesStore } from './collectives-store.ts';
 import type { FakeReply } from './ocs.ts';
 import type { FakeWebSessions } from './web-sessions.ts';
@@ -45,8 +49,9 @@ export function handleCollectivesV2(
   if (user === null || user === '') return jsonReply(401, { message: 'Current user is not logged in' });
   const session = sessions.check(headers['cookie'], user);
   const token = headers['requesttoken'];
-  if (session.kind !== 'own' || token === undefined || token !== session.session.token) return jsonReply(412, { message: 'CSRF check failed' });
-  const withCookies = (reply: FakeReply): FakeReply => ({ ...reply, setCookies: sessions.setCookies(session.session) });
+  const own = session.kind === 'own' && token !== undefined && token === session.session.token ? session.session : null;
+  if (own === null && !sessions.passesCsrfByHeader(headers)) return jsonReply(412, { message: 'CSRF check failed' });
+  const withCookies = (reply: FakeReply): FakeReply => (own ? { ...reply, setCookies: sessions.setCookies(own) } : reply);
 
   const rest = API.exec(path)?.[1] ?? '';
   let body: Record<string, unknown> = {};
@@ -58,7 +63,7 @@ export function handleCollectivesV2(
       // Nextcloud ignores a body it cannot decode.
     }
   }
-  const uid = session.session.uid;
+  const uid = own?.uid ?? user;
   const route = (name: string): void => store.record(2, uid, method, name);
   try {
     let m: RegExpExecArray | null;
@@ -93,9 +98,9 @@ export function handleCollectivesV2(
       }
       if (method === 'PUT') {
         route('page#moveOrCopy');
-        if (body['copy'] === true) return withCookies(jsonReply(422, { message: 'copy is not supported by this fake' }));
+        if (body['copy'] === true) return withCookies(jsonReply(422, 'copy is not supported by this fake'));
         const title = typeof body['title'] === 'string' ? body['title'] : null;
-        return withCookies(jsonReply(200, { data: store.move(uid, cid, id, intParam(body['parentId']), title) }));
+        return withCookies(jsonReply(200, { data: store.move(uid, cid, id, intParam(body['parentId']), title, intParam(body['index']) ?? 0) }));
       }
       if (method === 'DELETE') {
         route('page#trash');
@@ -104,7 +109,7 @@ export function handleCollectivesV2(
     }
     return htmlReply(404, NOT_FOUND_PAGE);
   } catch (err) {
-    if (err instanceof CollectivesFailure) return withCookies(jsonReply(err.status, { message: err.message }));
+    if (err instanceof CollectivesFailure) return withCookies(jsonReply(err.status, err.message));
     throw err;
   }
 }

@@ -58,7 +58,7 @@ export function collectivesV3Routes(store: FakeCollectivesStore): FakeRoute[] {
     route('PUT', '/(\\d+)/pages/(\\d+)', 'page#moveOrCopy', (ctx, m, uid) => {
       if (ctx.params['copy'] === true || ctx.params['copy'] === 'true') throw new CollectivesFailure(400, 'copy is not supported by this fake');
       const title = ctx.params['title'];
-      return { page: v3Page(store.move(uid, Number(m[1]), Number(m[2]), intParam(ctx.params['parentId']), typeof title === 'string' ? title : null)) };
+      return { page: v3Page(store.move(uid, Number(m[1]), Number(m[2]), intParam(ctx.params['parentId']), typeof title === 'string' ? title : null, intParam(ctx.params['index']) ?? 0)) };
     }),
     route('DELETE', '/(\\d+)/pages/(\\d+)', 'page#trash', (_ctx, m, uid) => ({ page: v3Page(store.trash(uid, Number(m[1]), Number(m[2]))) })),
   ];

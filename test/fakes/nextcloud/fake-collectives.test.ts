@@ -30,6 +30,12 @@ describe('fake Collectives against capture 91', () => {
     return { status: ex.response.status, body: JSON.parse(String(ex.response.body)) as Record<string, unknown> };
   };
 
+  /** A collective of alice's of its own, so that each test sees only its pages. */
+  const scratch = (name: string): { id: number; landing: number } => {
+    const id = nc.collectives.createCollective(name, { alice: 'RGDNVCK' }).id;
+    return { id, landing: nc.dav.files.node('alice', `Collectives/${name}/Readme.md`)!.fileId };
+  };
+
   before(async () => {
     nc = await FakeNextcloud.start({ appId: 'educai', appSecret: SECRET });
     nc.collectives.generation = 2;
@@ -87,12 +93,90 @@ describe('fake Collectives against capture 91', () => {
     nc.headerViolations.length = 0;
   });
 
+  it('2.x: controller errors are bare JSON strings (ErrorHelper); middleware errors stay {message}', async () => {
+    const { id, landing } = scratch('Errors');
+    const moved = await api('PUT', `/index.php/apps/collectives/_api/${id}/_pages/${landing}`, { title: 'x' });
+    assert.equal(moved.status, 403);
+    assert.equal(await moved.json(), 'Not allowed to move or copy landing page');
+    const missing = await api('GET', `/index.php/apps/collectives/_api/${id}/_pages/999999`);
+    assert.equal(missing.status, 404);
+    assert.equal(typeof (await missing.json()), 'string');
+    const csrf = await fetch(`${nc.url}/index.php/apps/collectives/_api`, { headers: headers('alice', { 'OCS-APIRequest': 'true' }) });
+    assert.deepEqual(await csrf.json(), { message: 'CSRF check failed' });
+  });
+
+  it('2.x: titles keep # and %, lose */|\\:"<>?, and get " (2)" on a clash (NodeHelper)', async () => {
+    const { id, landing } = scratch('Titles');
+    const create = async (title: string) => ((await (await api('POST', `/index.php/apps/collectives/_api/${id}/_pages/${landing}`, { title })).json()) as { data: Record<string, unknown> }).data;
+    assert.deepEqual([(await create('C# & 50% rule')).fileName, (await create('Q&A: why? <b>*|"'))['title'], (await create(' ..Notes.. '))['title']], ['C# & 50% rule.md', 'Q&A why b', 'Notes']);
+    assert.equal((await create('a/b'))['fileName'], 'a-b.md');
+    assert.equal((await create('C# & 50% rule'))['title'], 'C# & 50% rule (2)');
+    assert.ok(nc.dav.files.node('alice', 'Collectives/Titles/C# & 50% rule.md'));
+  });
+
+  it('2.x moveOrCopy: {title} renames in place, {parentId, index} moves into that position, parentId 0 keeps the parent', async () => {
+    const { id, landing } = scratch('Moves');
+    const url = (page: number) => `/index.php/apps/collectives/_api/${id}/_pages/${page}`;
+    const post = async (parent: number, title: string) => Number(((await (await api('POST', url(parent), { title })).json()) as { data: { id: number } }).data.id);
+    const put = async (page: number, body: unknown) => ((await (await api('PUT', url(page), body)).json()) as { data: Record<string, unknown> }).data;
+    const parent = await post(landing, 'Unit 1');
+    const [a, b, c] = [await post(parent, 'A'), await post(parent, 'B'), await post(landing, 'C')];
+    assert.deepEqual(nc.collectives.page('alice', id, parent).subpageOrder, [b, a], 'create puts a page first');
+    const renamed = await put(c, { title: 'C renamed' });
+    assert.deepEqual([renamed['title'], renamed['parentId']], ['C renamed', landing]);
+    assert.deepEqual(await put(c, { parentId: 0, title: '' }).then((p) => [p['title'], p['parentId']]), ['C renamed', landing], 'parentId 0 and an empty title change nothing');
+    const moved = await put(c, { parentId: parent, index: 2 });
+    assert.deepEqual([moved['title'], moved['parentId']], ['C renamed', parent]);
+    assert.deepEqual(nc.collectives.page('alice', id, parent).subpageOrder, [b, a, c], 'index 2 of two subpages is the end');
+    assert.ok(!nc.collectives.page('alice', id, landing).subpageOrder.includes(c));
+    const back = await put(a, { parentId: landing, index: 0 });
+    assert.equal(back['parentId'], landing);
+    assert.equal(nc.collectives.page('alice', id, landing).subpageOrder[0], a);
+    const clash = await put(b, { parentId: landing, index: 99 });
+    assert.equal(clash['title'], 'B', 'no clash: the name stays');
+    await post(parent, 'A');
+    assert.equal((await put(a, { parentId: parent }))['title'], 'A (2)', 'a clash in the new folder gets " (2)"');
+  });
+
+  it('2.x trash: with files_trashbin a trashTimestamp; without it the page is deleted for good and has none', async () => {
+    const { id, landing } = scratch('Trash');
+    const post = async (title: string) => Number(((await (await api('POST', `/index.php/apps/collectives/_api/${id}/_pages/${landing}`, { title })).json()) as { data: { id: number } }).data.id);
+    const trash = async (page: number) => ((await (await api('DELETE', `/index.php/apps/collectives/_api/${id}/_pages/${page}`)).json()) as { data: Record<string, unknown> }).data;
+    const kept = await post('Kept in trash');
+    assert.equal(typeof (await trash(kept))['trashTimestamp'], 'number');
+    assert.equal(nc.collectives.isTrashed(kept), true);
+    nc.collectives.trashbinDisabledFor.add('alice');
+    try {
+      const gone = await post('Gone for good');
+      assert.equal((await trash(gone))['trashTimestamp'], null);
+      assert.deepEqual([nc.collectives.isTrashed(gone), nc.collectives.isDeleted(gone)], [false, true]);
+      assert.equal(nc.dav.files.node('alice', 'Collectives/Trash/Gone for good.md'), null);
+    } finally {
+      nc.collectives.trashbinDisabledFor.delete('alice');
+    }
+  });
+
+  it('NC 30+: OCS-APIRequest alone passes the CSRF check of the 2.x routes (server#46760), as the AppAPI user', async () => {
+    nc.webSessions.ocsApiRequestPassesCsrf = true;
+    try {
+      const res = await fetch(`${nc.url}/index.php/apps/collectives/_api`, { headers: headers('alice', { 'OCS-APIRequest': 'true' }) });
+      assert.equal(res.status, 200);
+      assert.ok(((await res.json()) as { data: Array<{ name: string }> }).data.some((c) => c.name === 'EducAI Lessons'));
+      assert.equal(nc.collectives.calls.at(-1)?.uid, 'alice');
+      const without = await fetch(`${nc.url}/index.php/apps/collectives/_api`, { headers: headers('alice') });
+      assert.equal(without.status, 412, 'without the header the CSRF check still applies');
+      assert.equal((await api('GET', '/index.php/apps/collectives/_api')).status, 200, 'the session with its token still works');
+    } finally {
+      nc.webSessions.ocsApiRequestPassesCsrf = false;
+    }
+  });
+
   it('3.x: the OCS API, and `_api` is gone', async () => {
     nc.collectives.generation = 3;
     const ocs = (path: string) => fetch(`${nc.url}/ocs/v2.php/apps/collectives/api/v1.0${path}?format=json`, { headers: headers('alice', { 'OCS-APIRequest': 'true' }) });
-    const list = (await (await ocs('/collectives')).json()) as { ocs: { meta: { statuscode: number }; data: { collectives: Array<{ id: number }> } } };
+    const list = (await (await ocs('/collectives')).json()) as { ocs: { meta: { statuscode: number }; data: { collectives: Array<{ id: number; name: string }> } } };
     assert.equal(list.ocs.meta.statuscode, 200);
-    const id = list.ocs.data.collectives[0]!.id;
+    const id = list.ocs.data.collectives.find((c) => c.name === 'EducAI Lessons')!.id;
     const pages = (await (await ocs(`/collectives/${id}/pages`)).json()) as { ocs: { data: { pages: Array<Record<string, unknown>> } } };
     assert.deepEqual(pages.ocs.data.pages.map((p) => p['title']), ['Readme', 'Fractions']);
     assert.deepEqual(pages.ocs.data.pages[1]!['tags'], []);

@@ -34,6 +34,16 @@ export class FakeWebSessions {
   readonly opened: FakeWebSession[] = [];
   /** Every refused stale or foreign cookie. */
   readonly refused: Array<{ session: string; owner: string; sentAs: string | null; path: string }> = [];
+  /**
+   * NC 30+ (server#46760): `Request::passesCSRFCheck()` returns true for any request with a
+   * non-empty `OCS-APIRequest` header. Off by default: capture 91 (NC 29) answers 412 to it.
+   */
+  ocsApiRequestPassesCsrf = false;
+
+  /** Whether the request passes the CSRF check without a session token (NC 30+ with the header only). */
+  passesCsrfByHeader(headers: Record<string, string>): boolean {
+    return this.ocsApiRequestPassesCsrf && (headers['ocs-apirequest'] ?? '') !== '';
+  }
 
   /** The session a Cookie header names, and whether it belongs to `user`. */
   check(cookieHeader: string | undefined, user: string | null): SessionCheck {

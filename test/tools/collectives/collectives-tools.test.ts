@@ -1,10 +1,16 @@
-// Every Collectives tool on both API generations (selected by detection), as the invoking user:
-// happy paths, errors, the etag check on updates, trash with confirmation (once), scope, S2 fuzz.
+// Every Collectives tool on both API generations (selected by detection; 2.x on NC 29 and on
+// NC 30+, where OCS-APIRequest passes the CSRF check), as the invoking user: happy paths, errors,
+// the etag check on updates, trash with confirmation (once) and its permanent-delete case, file
+// names with # and %, the moveOrCopy bodies, scope, S2 fuzz.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { issueFromConfirmedTalkAuthor } from '../../../lib/nextcloud/identity.ts';
+import type { PageInfo } from '../../../lib/tools/collectives/collectives-api.ts';
+import { encodeServerSegment, pageDavPath } from '../../../lib/tools/collectives/collectives-page-file.ts';
+import { titleArg } from '../../../lib/tools/collectives/collectives-pages.ts';
 import { COLLECTIVES_TOOLS } from '../../../lib/tools/collectives/collectives-tools.ts';
-import type { ToolEnv } from '../../../lib/tools/first-party-tool.ts';
+import { parseUserPath } from '../../../lib/tools/files/user-paths.ts';
+import type { PreparedAction, ToolEnv } from '../../../lib/tools/first-party-tool.ts';
 import { ResourceScope } from '../../../lib/tools/resource-scope.ts';
 import type { RecordedCall } from '../../fakes/nextcloud/server.ts';
 import { json, NOW, text } from '../first-party-fixture.ts';
@@ -12,8 +18,14 @@ import { FRACTIONS, startCollectivesWorld, type CollectivesWorld } from './colle
 
 const NAMES = COLLECTIVES_TOOLS.map((t) => t.definition.name);
 
-for (const generation of [2, 3] as const) {
-  describe(`Collectives ${generation}.x tools`, () => {
+const VARIANTS = [
+  { generation: 2, nc30: false },
+  { generation: 2, nc30: true },
+  { generation: 3, nc30: false },
+] as const;
+
+for (const { generation, nc30 } of VARIANTS) {
+  describe(`Collectives ${generation}.x tools${nc30 ? ' on Nextcloud 30+' : ''}`, () => {
     let w: CollectivesWorld;
     let mark = 0;
     const stored = (index = -1) => w.confirmations.stored(index);
@@ -40,7 +52,7 @@ for (const generation of [2, 3] as const) {
     }
 
     before(async () => {
-      w = await startCollectivesWorld(generation);
+      w = await startCollectivesWorld(generation, { nc30 });
     });
     after(async () => w.close());
     beforeEach(() => {
@@ -56,6 +68,9 @@ for (const generation of [2, 3] as const) {
       const probes = since().filter((c) => /collectives/.test(c.path));
       assert.ok(probes.length >= 1);
       assert.ok(probes.every((c) => c.user === 'alice' && c.headers.cookie === undefined), 'the probe keeps no session');
+      const webProbe = probes.find((c) => c.path === '/index.php/apps/collectives/_api');
+      // NC 29 refuses the header-only probe (capture 91); NC 30+ lets it through and lists the collectives.
+      if (generation === 2) assert.equal(webProbe?.status, nc30 ? 200 : 412);
       assert.equal(COLLECTIVES_TOOLS.find((t) => t.definition.name === 'collectives_trash_page')?.definition.policy.destructive, true);
       assert.ok(COLLECTIVES_TOOLS.every((t) => t.family === 'collectives' && t.definition.requiresUser));
     });
@@ -100,7 +115,7 @@ for (const generation of [2, 3] as const) {
     it('errors: unknown ids, a collective alice is not in, a read-only member writing', async () => {
       let res = await w.run('collectives_read_page', { collective_id: w.math.id, page_id: 999999 });
       assert.equal(res.isError, true);
-      assert.match(text(res), /Not found/);
+      assert.match(text(res), /Not found \(Page not found: 999999\)/, 'the server\'s own reason, also from 2.x\'s bare JSON string');
       res = await w.run('collectives_page_tree', { collective_id: w.other.id });
       assert.equal(res.isError, true, 'bob\'s collective stays closed to alice');
       res = await w.run('collectives_create_page', { collective_id: w.other.id, parent_id: 1, title: 'x' });
@@ -110,7 +125,7 @@ for (const generation of [2, 3] as const) {
       w.nc.collectives.calls.length = 0;
       res = await w.run('collectives_create_page', { collective_id: w.math.id, parent_id: w.landingId, title: 'Carol was here' }, w.ctx('carol'));
       assert.equal(res.isError, true, text(res));
-      assert.match(text(res), /refused|Not allowed/);
+      assert.match(text(res), /refused this for your account \(Not allowed to edit collective\)/);
       assert.equal(w.nc.dav.files.node('alice', 'Collectives/Math Team/Carol was here.md'), null);
       assertAs('carol');
     });
@@ -169,17 +184,36 @@ for (const generation of [2, 3] as const) {
       assertAs('alice');
     });
 
-    it('collectives_rename_page and collectives_move_page', async () => {
+    /** The JSON body of the last moveOrCopy (PUT on a page) since the mark. */
+    function moveBody(): unknown {
+      const put = since().filter((c) => c.method === 'PUT' && /\/(_pages|pages)\/\d+$/.test(c.path)).at(-1);
+      assert.ok(put, 'a moveOrCopy call');
+      return JSON.parse(put.body) as unknown;
+    }
+
+    it('collectives_rename_page and collectives_move_page send what the Collectives UI sends; a moved page goes last', async () => {
       const created = json(await w.run('collectives_create_page', { collective_id: w.math.id, parent_id: w.landingId, title: 'Geometry' }))['created'] as Record<string, unknown>;
       const id = Number(created['pageId']);
       let res = await w.run('collectives_rename_page', { collective_id: w.math.id, page_id: id, title: 'Shapes' });
       assert.equal(res.isError, false, text(res));
+      assert.deepEqual(moveBody(), { title: 'Shapes' }, 'a rename sends only the title');
       assert.equal(w.nc.collectives.page('alice', w.math.id, id).title, 'Shapes');
       assert.ok(w.nc.dav.files.node('alice', 'Collectives/Math Team/Shapes.md'));
+      const siblings = w.nc.collectives.page('alice', w.math.id, w.fractionsId).subpageOrder;
+      assert.ok(siblings.length > 0, 'Fractions already has subpages');
       res = await w.run('collectives_move_page', { collective_id: w.math.id, page_id: id, parent_id: w.fractionsId });
       assert.equal(res.isError, false, text(res));
+      assert.deepEqual(moveBody(), { parentId: w.fractionsId, index: siblings.length }, 'a move sends the parent and the end of its subpage order');
+      assert.deepEqual(w.nc.collectives.page('alice', w.math.id, w.fractionsId).subpageOrder, [...siblings, id], 'the moved page is last, not first');
+      assert.match(String(json(res)['position']), /after the other subpages of "Fractions"/);
       assert.equal(w.nc.collectives.page('alice', w.math.id, id).parentId, w.fractionsId);
       assert.ok(w.nc.dav.files.node('alice', 'Collectives/Math Team/Fractions/Shapes.md'));
+      // A clash is resolved by Collectives (`Shapes (2)`); the answer says which title was saved.
+      const other = json(await w.run('collectives_create_page', { collective_id: w.math.id, parent_id: w.landingId, title: 'Shapes' }))['created'] as Record<string, unknown>;
+      res = await w.run('collectives_move_page', { collective_id: w.math.id, page_id: Number(other['pageId']), parent_id: w.fractionsId });
+      assert.equal(res.isError, false, text(res));
+      assert.equal((json(res)['moved'] as Record<string, unknown>)['title'], 'Shapes (2)');
+      assert.match(String(json(res)['note']), /saved the title as "Shapes \(2\)"/);
       res = await w.run('collectives_move_page', { collective_id: w.math.id, page_id: w.landingId, parent_id: w.fractionsId });
       assert.equal(res.isError, true, 'the landing page stays');
       res = await w.run('collectives_rename_page', { collective_id: w.math.id, page_id: id, title: '../escape' });
@@ -196,15 +230,116 @@ for (const generation of [2, 3] as const) {
       assert.ok(w.nc.dav.files.node('alice', 'Collectives/Math Team/Old notes.md'), 'nothing trashed yet');
       assert.match(stored().description, /"Old notes"/);
       assert.equal((await confirm('bob')).isError, true, 'only alice can confirm');
+      assert.doesNotMatch(stored().description, /restore|WARNING/, 'the trash is enabled here (capture 20: files.undelete), and restoring is not promised');
       const first = await confirm();
       assert.equal(first.isError, false, text(first));
       assert.equal(w.nc.collectives.isTrashed(id), true);
+      assert.deepEqual(json(first)['trashed'], { collectiveId: w.math.id, pageId: id, title: 'Old notes' });
+      assert.equal(json(first)['note'], 'moved to the trash (members can restore it)');
       const again = await confirm();
       assert.equal(again.isError, true);
       assert.match(text(again), /not there any more/);
       assert.equal(w.nc.collectives.calls.filter((c) => c.route === 'page#trash').length, 1, 'trashed once');
       assertAs('alice');
     });
+
+    it('collectives_trash_page says truthfully that a page was deleted for good when the trash is off for the user', async () => {
+      const id = w.nc.collectives.createPage('alice', w.math.id, w.landingId, 'Scratch').id;
+      w.nc.collectives.trashbinDisabledFor.add('alice');
+      try {
+        assert.match(text(await w.run('collectives_trash_page', { collective_id: w.math.id, page_id: id })), /NOT DONE YET/);
+        const done = await confirm();
+        assert.equal(done.isError, false, text(done));
+        assert.equal(json(done)['trashed'], undefined, 'not reported as trashed');
+        assert.deepEqual(json(done)['deletedPermanently'], { collectiveId: w.math.id, pageId: id, title: 'Scratch' });
+        assert.match(String(json(done)['note']), /deleted permanently: the trash is not available for this user/);
+        assert.doesNotMatch(String(json(done)['note']), /can restore/);
+        assert.equal(w.nc.collectives.isDeleted(id), true);
+      } finally {
+        w.nc.collectives.trashbinDisabledFor.delete('alice');
+      }
+      const tool = COLLECTIVES_TOOLS.find((t) => t.definition.name === 'collectives_trash_page')!;
+      assert.doesNotMatch(tool.definition.description, /\(members can restore it there\)/, 'the tool does not promise a restore');
+    });
+
+    it('collectives_trash_page warns in the confirmation when the capabilities show no trash', async () => {
+      const id = w.nc.collectives.createPage('alice', w.math.id, w.landingId, 'Draft').id;
+      const alice = issueFromConfirmedTalkAuthor('alice');
+      const env = (caps: string[]): ToolEnv => ({ user: alice, session: w.client.as(alice), capabilities: new Set([...caps, 'collectives', ...(generation === 3 ? ['collectives-ocs'] : [])]) as ToolEnv['capabilities'], now: () => NOW, scope: new ResourceScope({}) });
+      const tool = COLLECTIVES_TOOLS.find((t) => t.definition.name === 'collectives_trash_page')!;
+      const without = (await tool.prepare!({ collective_id: w.math.id, page_id: id }, env(['files']))) as PreparedAction;
+      assert.match(without.description, /WARNING: the Nextcloud trash is not enabled for you, so Collectives will most likely delete it permanently/);
+      assert.match(String(without.confirmReason), /permanently/);
+      const withTrash = (await tool.prepare!({ collective_id: w.math.id, page_id: id }, env(['files', 'trashbin']))) as PreparedAction;
+      assert.doesNotMatch(withTrash.description, /WARNING/);
+      assert.ok(w.nc.dav.files.node('alice', 'Collectives/Math Team/Draft.md'), 'preparing changes nothing');
+    });
+
+    it('pages whose file names keep # and % are created with content, read and updated (no half-created page)', async () => {
+      const title = 'C# & 50% rule';
+      const res = await w.run('collectives_create_page', { collective_id: w.math.id, parent_id: w.landingId, title, content: '# C#\n\nHalf is 50%.\n' });
+      assert.equal(res.isError, false, text(res));
+      const id = Number((json(res)['created'] as Record<string, unknown>)['pageId']);
+      assert.equal(w.nc.dav.files.read('alice', `Collectives/Math Team/${title}.md`), '# C#\n\nHalf is 50%.\n');
+      const put = since().find((c) => c.method === 'PUT' && c.path.startsWith('/remote.php/dav/'));
+      assert.equal(put?.path, '/remote.php/dav/files/alice/Collectives/Math%20Team/C%23%20%26%2050%25%20rule.md', 'each name encoded as it is, never decoded first');
+      const ctx = w.ctx();
+      const read = json(await w.run('collectives_read_page', { collective_id: w.math.id, page_id: id }, ctx));
+      assert.equal(read['content'], '# C#\n\nHalf is 50%.\n');
+      const upd = await w.run('collectives_update_page', { collective_id: w.math.id, page_id: id, content: 'Rewritten', etag: read['etag'] });
+      assert.equal(upd.isError, false, text(upd));
+      assert.equal(w.nc.dav.files.read('alice', `Collectives/Math Team/${title}.md`), 'Rewritten');
+      // `a%2Fb` is one file name, not `a/b`: read it, not a decoy that decoding would reach.
+      const odd = w.nc.collectives.createPage('alice', w.math.id, w.landingId, 'a%2Fb%41').id;
+      w.nc.dav.files.putFile('alice', 'Collectives/Math Team/a%2Fb%41.md', 'the odd page');
+      const oddRead = await w.run('collectives_read_page', { collective_id: w.math.id, page_id: odd }, ctx);
+      assert.equal(oddRead.isError, false, text(oddRead));
+      assert.equal(json(oddRead)['content'], 'the odd page');
+      assertAs('alice');
+    });
+
+    it('a page created but not written says so, instead of a misleading error', async () => {
+      w.nc.failNext({ method: 'PUT', path: /^\/remote\.php\/dav\/files\/alice\/Collectives\/Math%20Team\/Full%20disk\.md$/ }, { status: 507 });
+      const res = await w.run('collectives_create_page', { collective_id: w.math.id, parent_id: w.landingId, title: 'Full disk', content: 'x' });
+      assert.equal(res.isError, true);
+      assert.match(text(res), /The page "Full disk" \(page \d+\) was created, but it is empty: its content could not be written \(HTTP 507\)\. Write it with collectives_update_page/);
+    });
+
+    it('the page file must still carry the page id', async () => {
+      const wrong =
+        '<?xml version="1.0"?><d:multistatus xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:response><d:href>/remote.php/dav/files/alice/Collectives/Math%20Team/Fractions/Readme.md</d:href>' +
+        '<d:propstat><d:prop><d:getetag>"abc"</d:getetag><oc:fileid>999999</oc:fileid><d:resourcetype/></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response></d:multistatus>';
+      w.nc.failNext({ method: 'PROPFIND', path: /^\/remote\.php\/dav\/files\/alice\/Collectives\/Math%20Team\/Fractions\/Readme\.md$/ }, { status: 207, body: wrong });
+      const res = await w.run('collectives_read_page', { collective_id: w.math.id, page_id: w.fractionsId });
+      assert.equal(res.isError, true);
+      assert.match(text(res), /is not that page's file/);
+    });
+
+    it('a title Collectives would change is refused before anything is sent', async () => {
+      await w.provider.getTools(w.ctx());
+      mark = w.nc.calls.length;
+      for (const title of ['Q&A: why?', 'a*b', 'x|y', 'say "hi"', '<b>', 'Notes.', '.hidden', 'x\u0085y']) {
+        for (const name of ['collectives_create_page', 'collectives_rename_page']) {
+          const res = await w.run(name, { collective_id: w.math.id, parent_id: w.landingId, page_id: w.fractionsId, title });
+          assert.equal(res.isError, true, `${name} ${JSON.stringify(title)}`);
+          assert.match(text(res), /title may not/);
+        }
+      }
+      assert.deepEqual(since().filter((c) => /collectives|\/remote\.php\//.test(c.path)), []);
+    });
+
+    if (generation === 3) {
+      it('a 404 for the pages of a listed collective means an unsupported Collectives version, not "not found"', async () => {
+        const body = '{"ocs":{"meta":{"status":"failure","statuscode":998,"message":"Invalid query"},"data":[]}}';
+        w.nc.failNext({ method: 'GET', path: new RegExp(`^/ocs/v2\\.php/apps/collectives/api/v1\\.0/collectives/${w.math.id}/pages$`) }, { status: 404, body });
+        const res = await w.run('collectives_page_tree', { collective_id: w.math.id });
+        assert.equal(res.isError, true);
+        assert.match(text(res), /this version of the Collectives app is not supported/);
+        assert.doesNotMatch(text(res), /Not found/);
+        const foreign = await w.run('collectives_page_tree', { collective_id: w.other.id });
+        assert.match(text(foreign), /Not found \(Collective not found/, 'a collective the user does not have stays "not found"');
+      });
+    }
 
     it('two users in a row: each call its own session, every call as its user', async () => {
       await w.provider.getTools(w.ctx('bob'));
@@ -261,7 +396,7 @@ for (const generation of [2, 3] as const) {
           }
         }
         if ('title' in args) {
-          for (const bad of ['../x', 'a/b', 'a\\b', '..', '', 'x\u0000y']) {
+          for (const bad of ['../x', 'a/b', 'a\\b', '..', '', 'x\u0000y', 'Q&A: why?', 'Notes.']) {
             const res = await w.run(name, { ...args, title: bad });
             assert.equal(res.isError, true, `${name}.title=${JSON.stringify(bad)}`);
             tried++;
@@ -293,5 +428,35 @@ describe('Collectives absent', () => {
     assert.equal(files.isError, false, text(files));
     assert.deepEqual(w.nc.collectives.calls, []);
     assert.deepEqual(w.nc.headerViolations, []);
+  });
+});
+
+describe('Collectives page file paths and titles', () => {
+  const page = (over: Partial<PageInfo>): PageInfo => ({
+    id: 7, collectiveId: 4, title: 'T', parentId: 3, fileName: 'T.md', filePath: '', collectivePath: 'Collectives/Math Team',
+    size: 0, timestamp: 0, lastUserId: null, subpageOrder: [], trashTimestamp: null, ...over,
+  });
+
+  it('a name the server reported is encoded as it is, never decoded; only what no name can be is refused', () => {
+    assert.equal(encodeServerSegment('50% rule.md'), '50%25%20rule.md');
+    assert.equal(encodeServerSegment('C# basics.md'), 'C%23%20basics.md');
+    assert.equal(encodeServerSegment('a%2Fb.md'), 'a%252Fb.md');
+    assert.equal(encodeServerSegment('%2e%2e'), '%252e%252e');
+    assert.equal(encodeServerSegment('.Collectives'), '.Collectives');
+    for (const bad of ['', '.', '..', 'a/b', 'a\\b', 'x\u0000y', 'x\u007fy', 'x\u0085y']) assert.equal(encodeServerSegment(bad), null, JSON.stringify(bad));
+    assert.equal(pageDavPath(page({ filePath: 'Unit 1/C# #2', fileName: 'Readme.md' })), '/files/{uid}/Collectives/Math%20Team/Unit%201/C%23%20%232/Readme.md');
+    for (const filePath of ['..', 'a/../b', 'a//b', 'a\\b']) assert.throws(() => pageDavPath(page({ filePath })), /has a path these tools cannot use/, filePath);
+    assert.throws(() => pageDavPath(page({ collectivePath: null })), /no Markdown file/);
+  });
+
+  it('paths a model types keep their strict checks (url-template.ts is unchanged for them)', () => {
+    assert.throws(() => parseUserPath('C# basics.md'));
+    assert.throws(() => parseUserPath('50% rule.md'));
+  });
+
+  it('titleArg keeps # % & ( ) and refuses what sanitiseFilename would change', () => {
+    assert.equal(titleArg({ title: '  C# & 50% (draft)  ' }), 'C# & 50% (draft)');
+    assert.throws(() => titleArg({ title: 'Q&A: why?' }), /may not contain any of \/ \\ \* \| : " < > \?/);
+    assert.throws(() => titleArg({ title: 'Chapter 1.' }), /may not start or end with a dot/);
   });
 });

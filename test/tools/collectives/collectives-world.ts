@@ -1,5 +1,5 @@
 // Set-up for the Collectives tool tests: the tool world of the first-party tests with the
-// Collectives app in one generation (2.x web routes, 3.x OCS) and two collectives.
+// Collectives app in one generation (2.x web routes on NC 29 or NC 30+, 3.x OCS) and two collectives.
 import type { CollectivesGeneration, FakeCollective } from '../../fakes/nextcloud/collectives-store.ts';
 import { startToolWorld, type ToolWorld } from '../first-party-fixture.ts';
 
@@ -12,10 +12,12 @@ export interface CollectivesWorld extends ToolWorld {
 
 export const FRACTIONS = '# Fractions\n\nA fraction has a numerator and a denominator.\n';
 
-export async function startCollectivesWorld(generation: CollectivesGeneration | null): Promise<CollectivesWorld> {
+/** `nc30`: Nextcloud 30+, where OCS-APIRequest alone passes the CSRF check of the 2.x routes. */
+export async function startCollectivesWorld(generation: CollectivesGeneration | null, options: { nc30?: boolean } = {}): Promise<CollectivesWorld> {
   const w = await startToolWorld();
   w.nc.addUser({ id: 'carol', displayName: 'Carol', groups: [] });
   w.nc.collectives.generation = generation;
+  w.nc.webSessions.ocsApiRequestPassesCsrf = options.nc30 === true;
   const store = w.nc.collectives;
   const math = store.createCollective('Math Team', { alice: 'RGDNVCK', bob: 'RGDNVCK', carol: 'RG' });
   const other = store.createCollective('Other', { bob: 'RGDNVCK' });
