@@ -3,8 +3,12 @@
 // safe integer before it reaches a URL template (S2). Deck itself ignores the board and
 // stack ids of card URLs and takes the stack id of an update URL as the card's new stack,
 // so callers must pass the ids the server reported, never ids a model merely claimed.
+// A JSON body overrides URL parameters (capture 90: a reorder URL named stack 17, its body
+// 18, and 18 won), so an update body never carries a `stackId`.
 import type { NextcloudSession } from '../../nextcloud/client.ts';
+import { NextcloudError } from '../../nextcloud/errors.ts';
 import { InvalidArgumentError } from '../files/user-paths.ts';
+import { deckVersion } from './deck-capability.ts';
 
 const REST = '/index.php/apps/deck/api/v1.0';
 const OCS = '/ocs/v2.php/apps/deck/api/v1.0';
@@ -26,6 +30,19 @@ export interface DeckLabel {
   id: number;
   title: string;
   color: string;
+  /** 0 when Deck did not say; a card moved across boards by Deck 1.13 keeps its old board's labels. */
+  boardId: number;
+}
+
+/** Assignment types: Deck's AssignmentService accepts users (0) and groups (1). */
+export const ASSIGN_USER = 0;
+export const ASSIGN_GROUP = 1;
+
+/** One assignment of a card: a user id when `type` is 0, else a group (or team) id. */
+export interface DeckAssignee {
+  participant: string;
+  displayName: string;
+  type: number;
 }
 
 /** One ACL entry: type 0 user, 1 group, 7 team. */
@@ -47,10 +64,16 @@ export interface DeckCard {
   order: number;
   owner: string;
   archived: boolean;
+  /** When the card was marked done (ISO 8601), or null; Deck clears it on an update without it. */
+  done: string | null;
+  /** Deck's card type ('plain' unless another client set one); an update must send it back. */
+  type: string;
   duedate: string | null;
   labels: DeckLabel[];
-  assignees: DeckUser[];
+  assignees: DeckAssignee[];
   commentsCount: number;
+  /** False for cards Deck listed without assignees and comment count (the archived listing). */
+  detailed: boolean;
   lastModified: number;
   etag: string;
 }
@@ -126,7 +149,17 @@ function toUser(v: unknown): DeckUser {
 
 function toLabel(v: unknown): DeckLabel {
   const r = rec(v);
-  return { id: int(r['id']), title: str(r['title']), color: str(r['color']) };
+  return { id: int(r['id']), title: str(r['title']), color: str(r['color']), boardId: int(r['boardId']) };
+}
+
+function toAssignee(v: unknown): DeckAssignee {
+  const r = rec(v);
+  const p = toUser(r['participant']);
+  return { participant: p.uid, displayName: p.displayName, type: int(r['type']) };
+}
+
+function isoOrNull(v: unknown): string | null {
+  return typeof v === 'string' && v !== '' ? v : null;
 }
 
 function toAcl(v: unknown): DeckAcl {
@@ -145,10 +178,14 @@ export function toCard(v: unknown): DeckCard {
     order: int(r['order']),
     owner: toUser(r['owner']).uid,
     archived: r['archived'] === true,
-    duedate: typeof r['duedate'] === 'string' && r['duedate'] !== '' ? r['duedate'] : null,
+    done: isoOrNull(r['done']),
+    type: str(r['type']) || 'plain',
+    duedate: isoOrNull(r['duedate']),
     labels: list(r['labels']).map(toLabel),
-    assignees: list(r['assignedUsers']).map((a) => toUser(rec(a)['participant'])),
+    assignees: list(r['assignedUsers']).map(toAssignee),
     commentsCount: int(r['commentsCount']),
+    // Deck's un-enriched card (archived listing, create, reorder) has `assignedUsers: null`.
+    detailed: Array.isArray(r['assignedUsers']),
     lastModified: int(r['lastModified']),
     etag: str(r['ETag']),
   };
@@ -191,14 +228,24 @@ function toComment(v: unknown): DeckComment {
   };
 }
 
-/** The card fields Deck's update endpoint needs; all of them are sent every time. */
+/**
+ * The card fields Deck's update endpoint needs; all of them are sent every time, because
+ * Deck overwrites what is missing (description → '', duedate and done → null, order → 0).
+ */
 export interface CardFields {
   title: string;
+  type: string;
   description: string;
   owner: string;
   order: number;
   duedate: string | null;
+  done: string | null;
   archived?: boolean;
+}
+
+/** The card's current fields for an update, with `changes` applied. */
+export function cardFields(card: DeckCard, changes: Partial<CardFields> = {}): CardFields {
+  return { title: card.title, type: card.type, description: card.description, owner: card.owner, order: card.order, duedate: card.duedate, done: card.done, ...changes };
 }
 
 export class DeckApi {
@@ -238,8 +285,22 @@ export class DeckApi {
 
   /** `stackId` must be the card's stack as the server reported it: Deck moves the card to the stack of this URL. */
   async updateCard(boardId: number, stackId: number, cardId: number, fields: CardFields): Promise<DeckCard> {
-    const body = { title: fields.title, type: 'plain', owner: fields.owner, order: fields.order, description: fields.description, duedate: fields.duedate, ...(fields.archived !== undefined ? { archived: fields.archived } : {}) };
+    const body = {
+      title: fields.title,
+      type: fields.type || 'plain',
+      owner: fields.owner,
+      order: fields.order,
+      description: fields.description,
+      duedate: fields.duedate,
+      done: fields.done,
+      ...(fields.archived !== undefined ? { archived: fields.archived } : {}),
+    };
     return toCard(await this.#rest<unknown>('PUT', '/boards/{boardId}/stacks/{stackId}/cards/{cardId}', { boardId, stackId, cardId }, body));
+  }
+
+  /** One card, enriched with assignees and comment count (CardService::find). */
+  async card(boardId: number, stackId: number, cardId: number): Promise<DeckCard> {
+    return toCard(await this.#rest<unknown>('GET', '/boards/{boardId}/stacks/{stackId}/cards/{cardId}', { boardId, stackId, cardId }));
   }
 
   async deleteCard(boardId: number, stackId: number, cardId: number): Promise<void> {
@@ -251,11 +312,13 @@ export class DeckApi {
     await this.#rest<unknown>('PUT', `/boards/{boardId}/stacks/{stackId}/cards/{cardId}/${on ? 'assignLabel' : 'removeLabel'}`, { boardId, stackId, cardId }, { labelId });
   }
 
-  async setAssignee(boardId: number, stackId: number, cardId: number, uid: string, on: boolean): Promise<void> {
-    await this.#rest<unknown>('PUT', `/boards/{boardId}/stacks/{stackId}/cards/{cardId}/${on ? 'assignUser' : 'unassignUser'}`, { boardId, stackId, cardId }, { userId: uid });
+  /** Deck matches an unassignment on participant and type, so a group needs its type (1). */
+  async setAssignee(boardId: number, stackId: number, cardId: number, participant: string, on: boolean, type = ASSIGN_USER): Promise<void> {
+    const body = type === ASSIGN_USER ? { userId: participant } : { userId: participant, type };
+    await this.#rest<unknown>('PUT', `/boards/{boardId}/stacks/{stackId}/cards/{cardId}/${on ? 'assignUser' : 'unassignUser'}`, { boardId, stackId, cardId }, body);
   }
 
-  /** Moves a card within its board (capture 90 `moveCardToDone`). */
+  /** Moves a card within its board (capture 90 `moveCardToDone`); Deck < 1.16 ignores `order`. */
   async reorderCard(boardId: number, stackId: number, cardId: number, toStackId: number, order: number): Promise<void> {
     parseDeckId(toStackId, 'toStackId');
     await this.#rest<unknown>('PUT', '/boards/{boardId}/stacks/{stackId}/cards/{cardId}/reorder', { boardId, stackId, cardId }, { order, stackId: toStackId });
@@ -263,6 +326,17 @@ export class DeckApi {
 
   async deleteStack(boardId: number, stackId: number): Promise<void> {
     await this.#rest<unknown>('DELETE', '/boards/{boardId}/stacks/{stackId}', { boardId, stackId });
+  }
+
+  /** Deck's version from `cloud/capabilities` as the user, or null when it cannot be read. */
+  async version(): Promise<string | null> {
+    try {
+      const data = await this.#session.ocs<{ capabilities?: unknown } | null>('GET', '/ocs/v2.php/cloud/capabilities', { timeoutMs: 10_000 });
+      return deckVersion(data?.capabilities);
+    } catch (err) {
+      if (err instanceof NextcloudError) return null;
+      throw err;
+    }
   }
 
   async comments(cardId: number, limit: number, offset: number): Promise<DeckComment[]> {

@@ -10,3 +10,24 @@ export function deckInCapabilities(capabilities: unknown): boolean {
   const versions = (deck as Record<string, unknown>)['apiVersions'];
   return Array.isArray(versions) && versions.includes('1.0');
 }
+
+/** Deck's own version as the capabilities name it ("1.13.0-beta.1"), or null. */
+export function deckVersion(capabilities: unknown): string | null {
+  if (capabilities === null || typeof capabilities !== 'object') return null;
+  const deck = (capabilities as Record<string, unknown>)['deck'];
+  if (deck === null || typeof deck !== 'object' || Array.isArray(deck)) return null;
+  const version = (deck as Record<string, unknown>)['version'];
+  return typeof version === 'string' && /^\d+\.\d+/.test(version) ? version.slice(0, 40) : null;
+}
+
+/**
+ * Deck before 1.16 (Nextcloud 29–31) ignores `order` in the card reorder API: the controller
+ * passes the card id as a string and CardService::reorder compares it strictly (Deck issues
+ * #6960 and #7233, fixed by #7154 / #7276). An unknown version counts as old.
+ */
+export function reorderHonoursOrder(version: string | null): boolean {
+  const m = version === null ? null : /^(\d+)\.(\d+)/.exec(version);
+  if (!m) return false;
+  const major = Number(m[1]);
+  return major > 1 || (major === 1 && Number(m[2]) >= 16);
+}

@@ -6,7 +6,7 @@
 import { InvalidArgumentError } from '../files/user-paths.ts';
 import type { ToolEnv } from '../first-party-tool.ts';
 import { assertBoardInScope } from '../resource-scope.ts';
-import { DeckApi, parseDeckId, type DeckBoard, type DeckCard, type DeckComment, type DeckLabel, type DeckStack, type DeckUser } from './deck-api.ts';
+import { ASSIGN_USER, DeckApi, parseDeckId, type DeckAssignee, type DeckBoard, type DeckCard, type DeckComment, type DeckLabel, type DeckStack, type DeckUser } from './deck-api.ts';
 
 const MAX_LIST = 20;
 const UID = /^[A-Za-z0-9 _.@\-']{1,64}$/;
@@ -33,8 +33,10 @@ export async function openBoard(env: ToolEnv, input: unknown, field = 'boardId')
   return board;
 }
 
+/** Edit rights, on a board that is not archived: Deck keeps PERMISSION_EDIT on archived boards but refuses every write there with HTTP 500. */
 export function requireEdit(board: DeckBoard): void {
   if (!board.permissions.edit) throw new InvalidArgumentError(`you may only read the board "${board.title}" (${board.id})`);
+  if (board.archived) throw new InvalidArgumentError(`the board "${board.title}" (${board.id}) is archived, and Deck allows no changes on it; it must be unarchived in Deck first`);
 }
 
 export function describeBoard(board: DeckBoard): string {
@@ -65,9 +67,19 @@ export async function findCard(env: ToolEnv, board: DeckBoard, input: unknown, f
     }
     return null;
   };
-  const found = inStacks(await api.stacks(board.id)) ?? inStacks(await api.archivedStacks(board.id));
-  if (found) return found;
+  const open = inStacks(await api.stacks(board.id));
+  if (open) return open;
+  const archived = inStacks(await api.archivedStacks(board.id));
+  if (archived) return { ...archived, card: await detailedCard(api, archived) };
   throw new InvalidArgumentError(`card ${id} is not on the board ${describeBoard(board)}; use deck_list_cards to find it`);
+}
+
+/** Deck's archived listing has no assignees or comment count: the card itself has them. */
+async function detailedCard(api: DeckApi, loc: CardOnBoard): Promise<DeckCard> {
+  if (loc.card.detailed) return loc.card;
+  const card = await api.card(loc.board.id, loc.stack.id, loc.card.id);
+  if (card.id !== loc.card.id || card.stackId !== loc.stack.id) throw new InvalidArgumentError(`card ${loc.card.id} is not on the board ${describeBoard(loc.board)}; use deck_list_cards to find it`);
+  return card;
 }
 
 /** Board, then card: the usual first two steps of a card tool. */
@@ -86,6 +98,22 @@ export function boardMembers(board: DeckBoard): Map<string, string> {
   for (const u of board.users) add(u);
   for (const a of board.acl) if (a.type === 0) add({ uid: a.participant, displayName: a.displayName });
   return out;
+}
+
+/** Whether an assignee can still see the board: a user among its members, a group or team in its ACL. */
+export function reachesBoard(board: DeckBoard, a: DeckAssignee): boolean {
+  if (a.type === ASSIGN_USER) return boardMembers(board).has(a.participant);
+  return board.acl.some((acl) => acl.type === a.type && acl.participant === a.participant);
+}
+
+/** The users among a card's assignees (a group id is never taken for a user id). */
+export function assignedUsers(card: DeckCard): DeckAssignee[] {
+  return card.assignees.filter((a) => a.type === ASSIGN_USER);
+}
+
+/** The groups (and teams) among a card's assignees. */
+export function assignedGroups(card: DeckCard): DeckAssignee[] {
+  return card.assignees.filter((a) => a.type !== ASSIGN_USER);
 }
 
 function listArg(input: unknown, field: string): unknown[] {
@@ -160,9 +188,11 @@ export function cardState(loc: CardOnBoard): Record<string, unknown> {
     title: c.title,
     description: c.description,
     duedate: c.duedate,
+    done: c.done,
+    type: c.type,
     archived: c.archived,
     labels: c.labels.map((l) => l.id).sort((a, b) => a - b).join(','),
-    assignees: c.assignees.map((u) => u.uid).sort().join(','),
+    assignees: c.assignees.map((a) => `${a.type}:${a.participant}`).sort().join(','),
   };
 }
 

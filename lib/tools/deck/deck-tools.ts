@@ -23,8 +23,12 @@ import {
 } from '../first-party-tool.ts';
 import { destructivePolicy, readPolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
-import { parseDeckId, type DeckBoard, type DeckCard, type DeckComment, type DeckLabel, type DeckStack, type DeckUser } from './deck-api.ts';
+import { ASSIGN_GROUP, ASSIGN_USER, cardFields, parseDeckId, type DeckAssignee, type DeckBoard, type DeckCard, type DeckComment, type DeckLabel, type DeckStack, type DeckUser } from './deck-api.ts';
+import { reorderHonoursOrder } from './deck-capability.ts';
+import { crossBoardPlan, describeAssignee, describePlan, placeInStack, planKey, type CrossBoardPlan } from './deck-move.ts';
 import {
+  assignedGroups,
+  assignedUsers,
   boardMembers,
   cardState,
   deckApi,
@@ -56,8 +60,17 @@ const ASSIGNEES = { type: 'array', items: { type: 'string' }, description: 'User
 const DUE = { type: 'string', description: 'Due date-time in ISO 8601 with a UTC offset (2027-03-05T10:00:00+01:00), or local time plus timezone.' };
 const TIMEZONE = { type: 'string', description: 'IANA time zone for a dueDate without an offset, e.g. Europe/Berlin.' };
 
-function labelView(l: DeckLabel): Record<string, unknown> {
-  return { id: l.id, title: l.title };
+/** A label of another board (left by a move in Deck 1.13) is marked: that board's label cannot be used here. */
+function labelView(l: DeckLabel, boardId?: number): Record<string, unknown> {
+  return { id: l.id, title: l.title, ...(boardId && l.boardId && l.boardId !== boardId ? { otherBoard: l.boardId } : {}) };
+}
+
+/** Groups and teams are listed apart from users: their ids are not user ids. */
+function assigneesView(card: DeckCard): Record<string, unknown> {
+  // Deck lists archived cards without their assignments; the tools never guess them.
+  if (!card.detailed) return { assignees: 'unknown', comments: 'unknown' };
+  const groups = assignedGroups(card).map((g) => ({ id: g.participant, name: g.displayName, type: g.type === ASSIGN_GROUP ? 'group' : 'team' }));
+  return { assignees: assignedUsers(card).map((u) => u.participant), ...(groups.length > 0 ? { assignedGroups: groups } : {}), comments: card.commentsCount };
 }
 
 function cardView(card: DeckCard, stack?: DeckStack): Record<string, unknown> {
@@ -68,11 +81,11 @@ function cardView(card: DeckCard, stack?: DeckStack): Record<string, unknown> {
     ...(stack ? { stack: stack.title } : {}),
     ...(card.description ? { description: card.description.slice(0, 1000) } : {}),
     dueDate: card.duedate,
-    labels: card.labels.map(labelView),
-    assignees: card.assignees.map((u) => u.uid),
+    ...(card.done ? { done: card.done } : {}),
+    labels: card.labels.map((l) => labelView(l, stack?.boardId)),
     ...(card.archived ? { archived: true } : {}),
     order: card.order,
-    comments: card.commentsCount,
+    ...assigneesView(card),
   };
 }
 
@@ -103,11 +116,15 @@ function othersAmong(users: DeckUser[], self: string): DeckUser[] {
   return users.filter((u) => u.uid !== self);
 }
 
-/** Label and assignee changes after a card write: a failure is reported, not hidden. */
+type Unassign = Pick<DeckAssignee, 'participant' | 'type'>;
+
+const NO_EXTRAS = { addLabels: [], removeLabels: [], addAssignees: [], removeAssignees: [] };
+
+/** Label and assignee changes around a card write: a failure is reported, not hidden. */
 async function applyExtras(
   env: ToolEnv,
   loc: { boardId: number; stackId: number; cardId: number },
-  ops: { addLabels: number[]; removeLabels: number[]; addAssignees: string[]; removeAssignees: string[] },
+  ops: { addLabels: number[]; removeLabels: number[]; addAssignees: string[]; removeAssignees: Unassign[] },
 ): Promise<string[]> {
   const api = deckApi(env);
   const problems: string[] = [];
@@ -122,17 +139,21 @@ async function applyExtras(
   for (const id of ops.addLabels) await attempt(`label ${id} not added`, () => api.setLabel(loc.boardId, loc.stackId, loc.cardId, id, true));
   for (const id of ops.removeLabels) await attempt(`label ${id} not removed`, () => api.setLabel(loc.boardId, loc.stackId, loc.cardId, id, false));
   for (const uid of ops.addAssignees) await attempt(`${uid} not assigned`, () => api.setAssignee(loc.boardId, loc.stackId, loc.cardId, uid, true));
-  for (const uid of ops.removeAssignees) await attempt(`${uid} not unassigned`, () => api.setAssignee(loc.boardId, loc.stackId, loc.cardId, uid, false));
+  for (const a of ops.removeAssignees) await attempt(`${a.participant} not unassigned`, () => api.setAssignee(loc.boardId, loc.stackId, loc.cardId, a.participant, false, a.type));
   return problems;
 }
 
-async function reloadCard(env: ToolEnv, boardId: number, cardId: number): Promise<Record<string, unknown> | null> {
+async function reloadLoc(env: ToolEnv, boardId: number, cardId: number): Promise<CardOnBoard | null> {
   try {
-    const loc = await findCard(env, await openBoard(env, boardId), cardId);
-    return cardView(loc.card, loc.stack);
+    return await findCard(env, await openBoard(env, boardId), cardId);
   } catch {
     return null;
   }
+}
+
+async function reloadCard(env: ToolEnv, boardId: number, cardId: number): Promise<Record<string, unknown> | null> {
+  const loc = await reloadLoc(env, boardId, cardId);
+  return loc ? cardView(loc.card, loc.stack) : null;
 }
 
 function numbers(v: unknown): number[] {
@@ -209,7 +230,7 @@ const deckGetBoard: FirstPartyTool = {
         ...(board.archived ? { archived: true } : {}),
         yourRights: { edit: board.permissions.edit, manage: board.permissions.manage, share: board.permissions.share },
         stacks: stacks.map((s) => ({ id: s.id, title: s.title, order: s.order, cards: s.cards.length })),
-        labels: board.labels.map(labelView),
+        labels: board.labels.map((l) => labelView(l)),
         members,
         ...(groups.length > 0 ? { sharedWith: groups } : {}),
       });
@@ -319,7 +340,23 @@ const deckCreateCard: FirstPartyTool = {
     }),
 };
 
-const UPDATE_FIELDS = ['title', 'description', 'dueDate', 'clearDueDate', 'addLabels', 'removeLabels', 'addAssignees', 'removeAssignees'] as const;
+const UPDATE_FIELDS = ['title', 'description', 'dueDate', 'clearDueDate', 'addLabels', 'removeLabels', 'addAssignees', 'removeAssignees', 'removeGroups'] as const;
+
+/** The user ids to unassign: only users assigned now; a group's id is refused as a user id. */
+function usersToUnassign(card: DeckCard, input: unknown): string[] {
+  const out: string[] = [];
+  for (const id of strings(input ?? [])) {
+    if (assignedUsers(card).some((u) => u.participant === id)) out.push(id);
+    else if (assignedGroups(card).some((g) => g.participant === id)) throw new InvalidArgumentError(`"${id}" is an assigned group, not a user; unassign it with removeGroups`);
+  }
+  return [...new Set(out)];
+}
+
+/** The groups (or teams) to unassign, as assigned now. */
+function groupsToUnassign(card: DeckCard, input: unknown): DeckAssignee[] {
+  const ids = strings(input ?? []);
+  return assignedGroups(card).filter((g) => ids.includes(g.participant));
+}
 
 const deckUpdateCard: FirstPartyTool = {
   family: 'deck',
@@ -342,6 +379,7 @@ const deckUpdateCard: FirstPartyTool = {
         removeLabels: LABELS,
         addAssignees: ASSIGNEES,
         removeAssignees: { type: 'array', items: { type: 'string' }, description: 'User ids to unassign.' },
+        removeGroups: { type: 'array', items: { type: 'string' }, description: 'Group ids to unassign (assignedGroups in deck_list_cards).' },
       },
       ['boardId', 'cardId'],
     ),
@@ -352,7 +390,7 @@ const deckUpdateCard: FirstPartyTool = {
   },
   prepare: (args, env) =>
     guardedPrepare(async (): Promise<PreparedAction | ToolResult> => {
-      if (!UPDATE_FIELDS.some((k) => args[k] !== undefined && args[k] !== null)) throw new InvalidArgumentError('nothing to change: give a title, description, dueDate, clearDueDate, labels or assignees');
+      if (!UPDATE_FIELDS.some((k) => args[k] !== undefined && args[k] !== null)) throw new InvalidArgumentError('nothing to change: give a title, description, dueDate, clearDueDate, labels, assignees or groups');
       const title = optionalString(args, 'title', MAX_TITLE)?.trim();
       if (title === '') throw new InvalidArgumentError('title cannot be empty');
       const description = optionalString(args, 'description', MAX_DESCRIPTION);
@@ -366,9 +404,10 @@ const deckUpdateCard: FirstPartyTool = {
       const has = (l: DeckLabel): boolean => card.labels.some((x) => x.id === l.id);
       const addLabels = resolveLabels(board, args['addLabels'], 'addLabels').filter((l) => !has(l));
       const removeLabels = resolveLabels(board, args['removeLabels'], 'removeLabels').filter(has);
-      const assigned = (u: string): boolean => card.assignees.some((x) => x.uid === u);
+      const assigned = (u: string): boolean => assignedUsers(card).some((x) => x.participant === u);
       const addAssignees = resolveAssignees(board, args['addAssignees'], 'addAssignees').filter((u) => !assigned(u.uid));
-      const removeAssignees = strings(args['removeAssignees'] ?? []).filter(assigned);
+      const removeAssignees = usersToUnassign(card, args['removeAssignees']);
+      const removeGroups = groupsToUnassign(card, args['removeGroups']);
       const fields: Record<string, unknown> = {};
       if (title !== undefined && title !== card.title) fields['title'] = title;
       if (description !== undefined && description !== card.description) fields['description'] = description;
@@ -384,10 +423,20 @@ const deckUpdateCard: FirstPartyTool = {
       if (removeLabels.length > 0) changes.push(`remove labels ${removeLabels.map((l) => `"${l.title}"`).join(', ')}`);
       if (addAssignees.length > 0) changes.push(`assign ${people(addAssignees)}`);
       if (removeAssignees.length > 0) changes.push(`unassign ${removeAssignees.join(', ')}`);
+      if (removeGroups.length > 0) changes.push(`unassign ${removeGroups.map(describeAssignee).join(', ')}`);
       if (changes.length === 0) return errorResult(`ERROR: Card ${card.id} already looks like that; nothing to change.`);
       const others = othersAmong(addAssignees, env.user.uid);
       return {
-        args: { boardId: board.id, cardId: card.id, fields, addLabels: addLabels.map((l) => l.id), removeLabels: removeLabels.map((l) => l.id), addAssignees: addAssignees.map((u) => u.uid), removeAssignees },
+        args: {
+          boardId: board.id,
+          cardId: card.id,
+          fields,
+          addLabels: addLabels.map((l) => l.id),
+          removeLabels: removeLabels.map((l) => l.id),
+          addAssignees: addAssignees.map((u) => u.uid),
+          removeAssignees,
+          removeGroups: removeGroups.map((g) => g.participant),
+        },
         binding: cardState(loc),
         description: `change the card "${card.title}" (${card.id}) on the board ${describeBoard(board)}: ${changes.join('; ')}`,
         confirmReason: others.length > 0 ? `assigning ${people(others)}, who will be notified` : null,
@@ -404,19 +453,69 @@ const deckUpdateCard: FirstPartyTool = {
       const addLabels = resolveLabels(board, numbers(a['addLabels']), 'addLabels').map((l) => l.id);
       const fields = (a['fields'] ?? {}) as Record<string, unknown>;
       if (Object.keys(fields).length > 0) {
-        await deckApi(env).updateCard(board.id, stack.id, card.id, {
-          title: typeof fields['title'] === 'string' ? fields['title'] : card.title,
-          description: typeof fields['description'] === 'string' ? fields['description'] : card.description,
-          owner: card.owner,
-          order: card.order,
-          duedate: 'duedate' in fields ? (fields['duedate'] as string | null) : card.duedate,
-        });
+        await deckApi(env).updateCard(
+          board.id,
+          stack.id,
+          card.id,
+          cardFields(card, {
+            ...(typeof fields['title'] === 'string' ? { title: fields['title'] } : {}),
+            ...(typeof fields['description'] === 'string' ? { description: fields['description'] } : {}),
+            ...('duedate' in fields ? { duedate: fields['duedate'] as string | null } : {}),
+          }),
+        );
       }
-      const problems = await applyExtras(env, { boardId: board.id, stackId: stack.id, cardId: card.id }, { addLabels, removeLabels: numbers(a['removeLabels']), addAssignees, removeAssignees: strings(a['removeAssignees']) });
+      const removeAssignees = [...usersToUnassign(card, a['removeAssignees']).map((participant) => ({ participant, type: ASSIGN_USER })), ...groupsToUnassign(card, a['removeGroups'])];
+      const problems = await applyExtras(env, { boardId: board.id, stackId: stack.id, cardId: card.id }, { addLabels, removeLabels: numbers(a['removeLabels']), addAssignees, removeAssignees });
       const view = await reloadCard(env, board.id, card.id);
       return jsonResult({ updated: view ?? { id: card.id }, ...(problems.length > 0 ? { problems } : {}) });
     }),
 };
+
+function deckName(version: string | null): string {
+  return version ? `Deck ${version}` : 'This Deck';
+}
+
+/** Deck before 1.16 ignores `order` in reorder: a move within one stack would report success and change nothing. */
+function positionIgnored(version: string | null): ToolResult {
+  const who = version ? `Deck ${version} on this Nextcloud ignores` : 'This Nextcloud did not report its Deck version, and Deck before 1.16 ignores';
+  return errorResult(`ERROR: ${who} the position when a card is moved within its stack (fixed in Deck 1.16). Nothing was changed; moving the card to another stack works.`);
+}
+
+/** What a failed move across boards had already changed on the card. */
+function donePrepared(plan: CrossBoardPlan, problems: string[]): string {
+  const done = [...plan.remove.map((l) => `label "${l.title}" taken off`), ...plan.drop.map((a) => `${describeAssignee(a)} unassigned`)];
+  if (done.length === 0) return '';
+  return ` Already done before the move: ${done.join('; ')}${problems.length > 0 ? ` (except: ${problems.join('; ')})` : ''}.`;
+}
+
+/** A move across boards: Deck's own "move card" dialog does an update whose URL names the target stack; labels and assignees are handled around it (deck-move.ts). */
+async function moveAcrossBoards(env: ToolEnv, loc: CardOnBoard, to: { board: DeckBoard; stack: DeckStack; order: number; honoured: boolean }, plan: CrossBoardPlan): Promise<string[] | ToolResult> {
+  const { board, stack, card } = loc;
+  const api = deckApi(env);
+  // While the card is still on its board: Deck 1.13 would carry these labels over unremovably.
+  const before = await applyExtras(env, { boardId: board.id, stackId: stack.id, cardId: card.id }, { ...NO_EXTRAS, removeLabels: plan.remove.map((l) => l.id), removeAssignees: plan.drop });
+  try {
+    await api.updateCard(to.board.id, to.stack.id, card.id, cardFields(card, { order: to.order }));
+  } catch (err) {
+    if (!(err instanceof NextcloudError)) throw err;
+    return errorResult(`ERROR: Deck refused the move (${nextcloudMessage(err) || `HTTP ${err.status}`}); the card stays on the board ${describeBoard(board)}.${donePrepared(plan, before)}`);
+  }
+  // Deck's update stores `order` as is; where reorder honours it, it also renumbers the stack.
+  if (to.honoured) await api.reorderCard(to.board.id, to.stack.id, card.id, to.stack.id, to.order);
+  const after = await applyExtras(env, { boardId: to.board.id, stackId: to.stack.id, cardId: card.id }, { ...NO_EXTRAS, addLabels: plan.add.map((l) => l.id) });
+  return [...before, ...after];
+}
+
+/** The moved card as Deck now lists it, with the position it really has (Deck < 1.16 ignores the requested one). */
+async function movedResult(env: ToolEnv, target: DeckBoard, cardId: number, order: number, version: string | null, problems: string[]): Promise<ToolResult> {
+  const extra = problems.length > 0 ? { problems } : {};
+  const loc = await reloadLoc(env, target.id, cardId);
+  if (!loc) return jsonResult({ moved: { id: cardId }, board: target.id, ...extra });
+  const { position, of } = placeInStack(loc.stack, cardId);
+  const missed = position !== Math.min(order, of - 1);
+  const note = missed ? `${deckName(version)} did not put the card at position ${order}; it is at position ${position} of ${of} (0 = top).` : null;
+  return jsonResult({ moved: cardView(loc.card, loc.stack), board: target.id, stack: loc.stack.title, position, ...(note ? { note } : {}), ...extra });
+}
 
 const deckMoveCard: FirstPartyTool = {
   family: 'deck',
@@ -425,13 +524,13 @@ const deckMoveCard: FirstPartyTool = {
   definition: {
     name: 'deck_move_card',
     description:
-      'Moves a Deck card to another stack of its board (and position), or to a stack of another board (toBoardId). Moving to another board shows the card to that board\'s members and needs the user\'s confirmation.',
+      'Moves a Deck card to another stack of its board (and position), or to a stack of another board (toBoardId). Moving to another board shows the card to that board\'s members and needs the user\'s confirmation; there the card keeps only labels whose titles the target board has, and people who cannot see that board are unassigned.',
     schema: objectSchema(
       {
         boardId: { type: 'integer', description: 'The board the card is on now.' },
         cardId: CARD_ID,
         toStackId: { type: 'integer', description: 'Target stack id (from deck_get_board of the target board).' },
-        order: { type: 'integer', description: 'Position in the target stack, 0 = top. Default 0.' },
+        order: { type: 'integer', description: 'Position in the target stack, 0 = top. Default 0. Deck before 1.16 ignores it.' },
         toBoardId: { type: 'integer', description: 'Only to move to another board: its id.' },
       },
       ['boardId', 'cardId', 'toStackId'],
@@ -454,14 +553,23 @@ const deckMoveCard: FirstPartyTool = {
       const target = crossing ? await openBoard(env, toBoardArg, 'toBoardId') : loc.board;
       requireEdit(target);
       const toStack = await findStack(env, target, toStackArg, 'toStackId');
-      if (!crossing && toStack.id === loc.stack.id && order === loc.card.order) return errorResult(`ERROR: Card ${loc.card.id} is already there.`);
+      const sameStack = !crossing && toStack.id === loc.stack.id;
+      if (sameStack && order === loc.card.order) return errorResult(`ERROR: Card ${loc.card.id} is already there.`);
+      const version = await deckApi(env).version();
+      const honoured = reorderHonoursOrder(version);
+      if (sameStack && !honoured) return positionIgnored(version);
+      const moveArgs = { boardId: loc.board.id, cardId: loc.card.id, toBoardId: target.id, toStackId: toStack.id, order };
+      const card = `the card "${loc.card.title}" (${loc.card.id})`;
+      if (!crossing) {
+        const where = honoured ? `at position ${order}` : `(${deckName(version)} ignores positions: the card keeps its place by its current order)`;
+        return { args: moveArgs, binding: cardState(loc), description: `move ${card} to the stack "${toStack.title}" ${where} on the board ${describeBoard(loc.board)}`, confirmReason: null };
+      }
+      const plan = crossBoardPlan(loc.card, target);
       return {
-        args: { boardId: loc.board.id, cardId: loc.card.id, toBoardId: target.id, toStackId: toStack.id, order },
+        args: { ...moveArgs, plan: planKey(plan) },
         binding: cardState(loc),
-        description: crossing
-          ? `move the card "${loc.card.title}" (${loc.card.id}) from the board ${describeBoard(loc.board)} to the stack "${toStack.title}" of the board ${describeBoard(target)}, whose members will see it`
-          : `move the card "${loc.card.title}" (${loc.card.id}) to the stack "${toStack.title}" at position ${order} on the board ${describeBoard(loc.board)}`,
-        confirmReason: crossing ? 'moving a card to another board, whose members will see it' : null,
+        description: `move ${card} from the board ${describeBoard(loc.board)} to the stack "${toStack.title}" of the board ${describeBoard(target)}, whose members will see it${describePlan(plan)}`,
+        confirmReason: 'moving a card to another board, whose members will see it',
       };
     }),
   execute: (action, env) =>
@@ -476,14 +584,17 @@ const deckMoveCard: FirstPartyTool = {
       requireEdit(target);
       const toStack = await findStack(env, target, a['toStackId'], 'toStackId');
       const order = Number(a['order'] ?? 0);
-      if (crossing) {
-        // Like Deck's own "move card" dialog: an update whose URL names the target stack.
-        await deckApi(env).updateCard(target.id, toStack.id, card.id, { title: card.title, description: card.description, owner: card.owner, order, duedate: card.duedate });
-      } else {
+      const version = await deckApi(env).version();
+      const honoured = reorderHonoursOrder(version);
+      if (!crossing) {
+        if (toStack.id === stack.id && !honoured) return positionIgnored(version);
         await deckApi(env).reorderCard(board.id, stack.id, card.id, toStack.id, order);
+        return movedResult(env, target, card.id, order, version, []);
       }
-      const view = await reloadCard(env, target.id, card.id);
-      return jsonResult({ moved: view ?? { id: card.id }, board: target.id, stack: toStack.title });
+      const plan = crossBoardPlan(card, target);
+      if (planKey(plan) !== a['plan']) return errorResult(`ERROR: The labels or members of the board ${describeBoard(target)} changed since this was prepared. Nothing was done; prepare the move again.`);
+      const moved = await moveAcrossBoards(env, loc, { board: target, stack: toStack, order, honoured }, plan);
+      return Array.isArray(moved) ? movedResult(env, target, card.id, order, version, moved) : moved;
     }),
 };
 
@@ -520,7 +631,7 @@ const deckArchiveCard: FirstPartyTool = {
       const { board, stack, card } = loc;
       requireEdit(board);
       const archive = action.args['archive'] !== false;
-      await deckApi(env).updateCard(board.id, stack.id, card.id, { title: card.title, description: card.description, owner: card.owner, order: card.order, duedate: card.duedate, archived: archive });
+      await deckApi(env).updateCard(board.id, stack.id, card.id, cardFields(card, { archived: archive }));
       return jsonResult({ [archive ? 'archived' : 'unarchived']: { id: card.id, title: card.title, board: board.id } });
     }),
 };
@@ -553,6 +664,7 @@ const deckDeleteCard: FirstPartyTool = {
     guarded(async () => {
       const loc = await boundCard(env, action);
       if (!isLoc(loc)) return loc;
+      requireEdit(loc.board);
       await deckApi(env).deleteCard(loc.board.id, loc.stack.id, loc.card.id);
       return jsonResult({ deleted: { id: loc.card.id, title: loc.card.title, board: loc.board.id } });
     }),
@@ -680,6 +792,17 @@ async function ownComment(env: ToolEnv, args: Record<string, unknown>): Promise<
   return { loc, comment };
 }
 
+/** Deck checks a reply's parent comment id as if it were a card id (CommentService), so editing a reply mostly fails with 403 or 404. */
+async function updateComment(env: ToolEnv, cardId: number, comment: DeckComment, message: string): Promise<ToolResult> {
+  try {
+    const updated = await deckApi(env).updateComment(cardId, comment.id, message);
+    return jsonResult({ updated: { card: cardId, ...commentView(updated) } });
+  } catch (err) {
+    if (!(err instanceof NextcloudError) || comment.replyTo === null || (err.status !== 403 && err.status !== 404)) throw err;
+    return errorResult(`ERROR: Deck cannot edit comment ${comment.id} because it is a reply (a Deck bug: it checks the parent comment as if it were a card). Nothing was changed; the reply can be deleted and posted again.`);
+  }
+}
+
 const deckUpdateComment: FirstPartyTool = {
   family: 'deck',
   taints: false,
@@ -709,8 +832,7 @@ const deckUpdateComment: FirstPartyTool = {
     guarded(async () => {
       const { loc, comment } = await ownComment(env, { boardId: action.binding['boardId'], cardId: action.binding['cardId'], commentId: action.binding['commentId'] });
       if (!sameState(action.binding, { boardId: loc.board.id, ...commentState(loc.card.id, comment) })) return errorResult(`ERROR: Comment ${comment.id} changed since this was prepared. Nothing was done.`);
-      const updated = await deckApi(env).updateComment(loc.card.id, comment.id, String(action.args['message']));
-      return jsonResult({ updated: { card: loc.card.id, ...commentView(updated) } });
+      return updateComment(env, loc.card.id, comment, String(action.args['message']));
     }),
 };
 

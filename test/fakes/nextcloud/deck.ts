@@ -3,6 +3,14 @@
 // routes ignore the board and stack ids of the URL (a card is found by its id alone, an
 // unknown or foreign card is 403 "Permission denied") and an update moves the card to the
 // stack named in its URL. Every call's acting uid is recorded in `actors`.
+// Also like Deck 1.13's code (lib/Service/CardService.php, AssignmentService.php,
+// CommentService.php, StackService.php): an update without `done` clears it, and one without
+// title, type or owner is a 400; writes on an archived board are a 500 (StatusException);
+// assignments carry a type (0 user, 1 group) that unassigning must match; a card moved to
+// another board keeps its old board's labels; reorder ignores `order` (the card id reaches
+// CardService::reorder as a string; capture 90 asked for order 0 and got 1) unless `version`
+// is set to 1.16 or later; the archived listing carries no assignees, comment count or owner
+// object; editing a reply checks its parent comment's id as a card id.
 import { createHash } from 'node:crypto';
 import { ocsData, ocsFailure, phpJson, type FakeReply } from './ocs.ts';
 import type { FakeRoute, RouteContext } from './server.ts';
@@ -59,8 +67,11 @@ export interface FakeDeckCard {
   createdAt: number;
   lastModified: number;
   lastEditor: string | null;
+  type: string;
+  done: string | null;
   labels: number[];
-  assigned: Array<{ id: number; uid: string }>;
+  /** type 0 = user, 1 = group (Deck's Assignment::TYPE_USER / TYPE_GROUP). */
+  assigned: Array<{ id: number; participant: string; type: number }>;
 }
 
 export interface FakeDeckComment {
@@ -98,6 +109,8 @@ class DeckError extends Error {
 }
 
 const denied = (): DeckError => new DeckError(403, 'Permission denied');
+// Deck's StatusException answers 500.
+const archivedCard = (): DeckError => new DeckError(500, 'Operation not allowed. This card is archived.');
 
 function md5(s: string): string {
   return createHash('md5').update(s).digest('hex');
@@ -111,6 +124,13 @@ function iso(seconds: number): string {
   return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, '+00:00');
 }
 
+/** A date as Deck stores and returns it, or null for null, '' and anything unparsable. */
+function isoOrNull(v: unknown): string | null {
+  if (typeof v !== 'string' || v === '') return null;
+  const ms = Date.parse(v);
+  return Number.isNaN(ms) ? null : iso(Math.floor(ms / 1000));
+}
+
 export class FakeDeck {
   readonly boards = new Map<number, FakeDeckBoard>();
   readonly stacks = new Map<number, FakeDeckStack>();
@@ -118,6 +138,8 @@ export class FakeDeck {
   readonly comments = new Map<number, FakeDeckComment>();
   /** The acting uid ('' = none, null = anonymous) of every Deck call, REST and OCS. */
   readonly actors: Array<{ uid: string | null; method: string; path: string }> = [];
+  /** The Deck version whose behaviour the fake follows where versions differ (reorder). */
+  version = '1.13.0-beta.1';
   readonly #users: UserDirectory;
   readonly #now: () => number;
   #ids = { board: 7, stack: 16, card: 11, label: 33, acl: 5, assignment: 5, comment: 159 };
@@ -155,7 +177,11 @@ export class FakeDeck {
     return stack;
   }
 
-  addCard(stackId: number, owner: string, input: Partial<Pick<FakeDeckCard, 'title' | 'description' | 'duedate' | 'order' | 'archived' | 'labels'>> & { assigned?: string[] } = {}): FakeDeckCard {
+  addCard(
+    stackId: number,
+    owner: string,
+    input: Partial<Pick<FakeDeckCard, 'title' | 'description' | 'duedate' | 'order' | 'archived' | 'labels' | 'type' | 'done'>> & { assigned?: string[]; assignedGroups?: string[] } = {},
+  ): FakeDeckCard {
     const s = this.#seconds();
     const card: FakeDeckCard = {
       id: ++this.#ids.card,
@@ -170,8 +196,13 @@ export class FakeDeck {
       createdAt: s,
       lastModified: s,
       lastEditor: null,
+      type: input.type ?? 'plain',
+      done: input.done ?? null,
       labels: [...(input.labels ?? [])],
-      assigned: (input.assigned ?? []).map((uid) => ({ id: ++this.#ids.assignment, uid })),
+      assigned: [
+        ...(input.assigned ?? []).map((participant) => ({ id: ++this.#ids.assignment, participant, type: 0 })),
+        ...(input.assignedGroups ?? []).map((participant) => ({ id: ++this.#ids.assignment, participant, type: 1 })),
+      ],
     };
     this.cards.set(card.id, card);
     return card;
@@ -231,6 +262,18 @@ export class FakeDeck {
     return board;
   }
 
+  /** Deck's BoardService::isArchived check before a write: a StatusException, so HTTP 500. */
+  #writable(board: FakeDeckBoard): FakeDeckBoard {
+    if (board.archived) throw new DeckError(500, 'Operation not allowed. This board is archived.');
+    return board;
+  }
+
+  /** Deck >= 1.16 casts the card id before CardService::reorder compares it (Deck PR #7276). */
+  #reorderHonoursOrder(): boolean {
+    const [major = 0, minor = 0] = this.version.split('.').map(Number);
+    return major > 1 || (major === 1 && minor >= 16);
+  }
+
   #members(board: FakeDeckBoard): string[] {
     const out = new Set<string>([board.owner]);
     for (const a of board.acl) {
@@ -278,39 +321,47 @@ export class FakeDeck {
     };
   }
 
-  #stackJson(s: FakeDeckStack, cards: FakeDeckCard[] | null): Record<string, unknown> {
+  #stackJson(s: FakeDeckStack, cards: FakeDeckCard[] | null, archived = false): Record<string, unknown> {
     return {
       id: s.id,
       title: s.title,
       boardId: s.boardId,
       deletedAt: s.deletedAt,
       lastModified: s.lastModified,
-      ...(cards && cards.length > 0 ? { cards: cards.map((c) => this.#cardJson(c)) } : {}),
+      ...(cards && cards.length > 0 ? { cards: cards.map((c) => (archived ? this.#archivedCardJson(c) : this.#cardJson(c))) } : {}),
       order: s.order,
       ETag: md5(String(s.lastModified)),
     };
   }
 
+  /** The card's labels, from whichever board they belong to (Deck joins them by id alone). */
+  #cardLabels(c: FakeDeckCard): FakeDeckLabel[] {
+    return [...this.boards.values()].flatMap((b) => b.labels).filter((l) => c.labels.includes(l.id));
+  }
+
+  #participantJson(participant: string, type: number): Record<string, unknown> {
+    return type === 0 ? this.#user(participant) : { primaryKey: participant, uid: participant, displayname: participant, type };
+  }
+
   #cardJson(c: FakeDeckCard): Record<string, unknown> {
-    const boardId = this.stacks.get(c.stackId)?.boardId ?? 0;
-    const labels = this.boards.get(boardId)?.labels.filter((l) => c.labels.includes(l.id)) ?? [];
+    const labels = this.#cardLabels(c);
     return {
       id: c.id,
       title: c.title,
       description: c.description,
       stackId: c.stackId,
-      type: 'plain',
+      type: c.type,
       lastModified: c.lastModified,
       lastEditor: c.lastEditor,
       createdAt: c.createdAt,
       labels: labels.map((l) => this.#labelJson(l, c.id)),
-      assignedUsers: c.assigned.map((a) => ({ id: a.id, participant: this.#user(a.uid), cardId: c.id, type: 0 })),
+      assignedUsers: c.assigned.map((a) => ({ id: a.id, participant: this.#participantJson(a.participant, a.type), cardId: c.id, type: a.type })),
       attachments: [],
       attachmentCount: 0,
       owner: this.#user(c.owner),
       order: c.order,
       archived: c.archived,
-      done: null,
+      done: c.done,
       duedate: c.duedate,
       deletedAt: c.deletedAt,
       commentsUnread: 0,
@@ -318,6 +369,18 @@ export class FakeDeck {
       ETag: md5(String(c.lastModified)),
       overdue: 0,
     };
+  }
+
+  /** The card entity without CardService's enrichment (capture 90 createCard and moveCardToDone). */
+  #rawCardJson(c: FakeDeckCard): Record<string, unknown> {
+    const { overdue: _overdue, ...shape } = this.#cardJson(c);
+    return { ...shape, descriptionPrev: null, labels: null, assignedUsers: null, attachments: null, attachmentCount: null, owner: c.owner, notified: false, commentsCount: 0, relatedStack: null, relatedBoard: null };
+  }
+
+  /** StackService::findAllArchived: the entity with its labels and attachment count only. */
+  #archivedCardJson(c: FakeDeckCard): Record<string, unknown> {
+    const labels = this.#cardLabels(c);
+    return { ...this.#rawCardJson(c), labels: labels.length > 0 ? labels.map((l) => this.#labelJson(l, c.id)) : null, attachmentCount: 0 };
   }
 
   #commentJson(c: FakeDeckComment): Record<string, unknown> {
@@ -387,10 +450,10 @@ export class FakeDeck {
         return [...this.stacks.values()]
           .filter((s) => s.boardId === board.id && s.deletedAt === 0)
           .sort((a, b) => a.order - b.order)
-          .map((s) => this.#stackJson(s, [...this.cards.values()].filter((c) => c.stackId === s.id && c.deletedAt === 0 && c.archived === archived).sort((a, b) => a.order - b.order || a.id - b.id)));
+          .map((s) => this.#stackJson(s, [...this.cards.values()].filter((c) => c.stackId === s.id && c.deletedAt === 0 && c.archived === archived).sort((a, b) => a.order - b.order || a.id - b.id), archived));
       }
       if (method === 'POST' && !archived) {
-        this.#check(uid, 'board', n(1), 'manage');
+        this.#writable(this.#check(uid, 'board', n(1), 'manage'));
         if (typeof body['title'] !== 'string' || body['title'] === '') throw new DeckError(400, 'title must be provided');
         return this.#stackJson(this.addStack(n(1), body['title'], Number(body['order'] ?? 0)), null);
       }
@@ -414,7 +477,7 @@ export class FakeDeck {
       return this.#aclJson(acl, board.id);
     }
     if ((m = /^\/boards\/(\d+)\/stacks\/(\d+)\/cards$/.exec(rest)) && method === 'POST') {
-      this.#check(uid, 'stack', n(2), 'edit');
+      this.#writable(this.#check(uid, 'stack', n(2), 'edit'));
       if (typeof body['title'] !== 'string' || body['title'] === '') throw new DeckError(400, 'title must be provided');
       const card = this.addCard(n(2), uid, {
         title: body['title'],
@@ -423,8 +486,7 @@ export class FakeDeck {
         order: Number(body['order'] ?? 999),
       });
       // Capture 90 createCard: a new card has labels, assignees and attachments null and the owner as a plain uid.
-      const { overdue: _overdue, ...shape } = this.#cardJson(card);
-      return { ...shape, descriptionPrev: null, labels: null, assignedUsers: null, attachments: null, attachmentCount: null, owner: uid, notified: false, relatedStack: null, relatedBoard: null };
+      return this.#rawCardJson(card);
     }
     if ((m = /^\/boards\/(\d+)\/stacks\/(\d+)\/cards\/(\d+)$/.exec(rest))) {
       const cardId = n(3);
@@ -432,25 +494,9 @@ export class FakeDeck {
         this.#check(uid, 'card', cardId, 'read');
         return this.#cardJson(this.#card(cardId));
       }
-      if (method === 'PUT') {
-        this.#check(uid, 'card', cardId, 'edit');
-        this.#check(uid, 'stack', n(2), 'edit');
-        const card = this.#card(cardId);
-        if (typeof body['title'] !== 'string' || body['title'] === '') throw new DeckError(400, 'title must be provided');
-        if (typeof body['owner'] !== 'string' || body['owner'] === '') throw new DeckError(400, 'owner must be provided');
-        if (card.archived && body['archived'] !== false) throw new DeckError(400, 'Operation not allowed. This card is archived.');
-        card.title = body['title'];
-        card.description = typeof body['description'] === 'string' ? body['description'] : '';
-        card.duedate = typeof body['duedate'] === 'string' && body['duedate'] !== '' ? iso(Math.floor(Date.parse(body['duedate']) / 1000)) : null;
-        card.order = Number(body['order'] ?? 0);
-        if (typeof body['archived'] === 'boolean') card.archived = body['archived'];
-        // Deck's CardApiController::update takes the stack id of the URL.
-        card.stackId = n(2);
-        this.#touch(card, uid);
-        return this.#cardJson(card);
-      }
+      if (method === 'PUT') return this.#updateCard(uid, cardId, n(2), body);
       if (method === 'DELETE') {
-        this.#check(uid, 'card', cardId, 'edit');
+        this.#writable(this.#check(uid, 'card', cardId, 'edit'));
         const card = this.#card(cardId);
         card.deletedAt = this.#seconds();
         return this.#cardJson(card);
@@ -463,6 +509,8 @@ export class FakeDeck {
       switch (m[4]) {
         case 'assignLabel':
         case 'removeLabel': {
+          this.#writable(board);
+          if (card.archived) throw archivedCard();
           const labelId = Number(body['labelId']);
           const label = [...this.boards.values()].flatMap((b) => b.labels).find((l) => l.id === labelId);
           if (!label || !this.perms(uid, this.boards.get(label.boardId)).read) throw denied();
@@ -472,38 +520,86 @@ export class FakeDeck {
           this.#touch(card, uid);
           return null;
         }
-        case 'assignUser': {
-          const who = String(body['userId'] ?? '');
-          if (!this.#members(board).includes(who)) throw new DeckError(400, 'The user is not part of the board');
-          if (card.assigned.some((a) => a.uid === who)) throw new DeckError(400, 'The user is already assigned to the card');
-          const a = { id: ++this.#ids.assignment, uid: who };
-          card.assigned.push(a);
-          this.#touch(card, uid);
-          return { id: a.id, participant: this.#user(who), cardId: card.id, type: 0 };
-        }
-        case 'unassignUser': {
-          const who = String(body['userId'] ?? '');
-          const a = card.assigned.find((x) => x.uid === who);
-          if (!a) throw new DeckError(404, 'No assignment for this user found.');
-          card.assigned = card.assigned.filter((x) => x !== a);
-          this.#touch(card, uid);
-          return { id: a.id, participant: this.#user(who), cardId: card.id, type: 0 };
-        }
-        default: {
-          const toStack = Number(body['stackId']);
-          this.#check(uid, 'stack', toStack, 'edit');
-          if (card.archived) throw new DeckError(400, 'Operation not allowed. This card is archived.');
-          const order = Number(body['order'] ?? 0);
-          card.stackId = toStack;
-          const others = this.openCards(toStack).filter((c) => c.id !== card.id);
-          others.splice(Math.max(0, Math.min(order, others.length)), 0, card);
-          others.forEach((c, i) => (c.order = i));
-          this.#touch(card, uid);
-          return others.map((c) => this.#cardJson(c));
-        }
+        case 'assignUser':
+          return this.#assign(uid, board, card, String(body['userId'] ?? ''), Number(body['type'] ?? 0));
+        case 'unassignUser':
+          return this.#unassign(uid, card, String(body['userId'] ?? ''), Number(body['type'] ?? 0));
+        default:
+          return this.#reorder(uid, board, card, Number(body['stackId']), Number(body['order'] ?? 0));
       }
     }
     return undefined;
+  }
+
+  /** CardApiController::update: every field is overwritten; the stack is the one of the URL. */
+  #updateCard(uid: string, cardId: number, stackId: number, body: Record<string, unknown>): unknown {
+    for (const field of ['title', 'type', 'owner']) {
+      if (typeof body[field] !== 'string' || body[field] === '') throw new DeckError(400, `${field} must be provided and must be not empty`);
+    }
+    const board = this.#check(uid, 'card', cardId, 'edit');
+    this.#check(uid, 'stack', stackId, 'edit');
+    // Only the card's current board is checked (isArchived on the card), not the target board.
+    this.#writable(board);
+    const card = this.#card(cardId);
+    if (card.archived && body['archived'] !== false) throw archivedCard();
+    card.title = String(body['title']);
+    card.type = String(body['type']);
+    card.description = typeof body['description'] === 'string' ? body['description'] : '';
+    card.duedate = isoOrNull(body['duedate']);
+    card.order = Number(body['order'] ?? 0);
+    if (typeof body['archived'] === 'boolean') card.archived = body['archived'];
+    // Deck 1.13 (#5491): without `done` in the request the card is marked undone.
+    card.done = 'done' in body ? isoOrNull(body['done']) : null;
+    // Deck's CardApiController::update takes the stack id of the URL; 1.13 leaves the labels as they are.
+    card.stackId = stackId;
+    this.#touch(card, uid);
+    return this.#cardJson(card);
+  }
+
+  /** AssignmentService::assignUser: a member of the board, or a group the board is shared with. */
+  #assign(uid: string, board: FakeDeckBoard, card: FakeDeckCard, who: string, type: number): unknown {
+    if (type !== 0 && type !== 1) throw new DeckError(400, 'Invalid type provided for assignemnt');
+    if (card.assigned.some((a) => a.participant === who && a.type === type)) throw new DeckError(400, 'The user is already assigned to the card');
+    const group = board.acl.some((a) => a.type === 1 && a.participant === who);
+    if (!this.#members(board).includes(who) && !group) throw new DeckError(400, 'The user is not part of the board');
+    const a = { id: ++this.#ids.assignment, participant: who, type };
+    card.assigned.push(a);
+    this.#touch(card, uid);
+    return { id: a.id, participant: this.#participantJson(who, type), cardId: card.id, type };
+  }
+
+  /** AssignmentService::unassignUser matches participant and type (default 0). */
+  #unassign(uid: string, card: FakeDeckCard, who: string, type: number): unknown {
+    const a = card.assigned.find((x) => x.participant === who && x.type === type);
+    if (!a) throw new DeckError(404, `No assignment for ${who}found.`);
+    card.assigned = card.assigned.filter((x) => x !== a);
+    this.#touch(card, uid);
+    return { id: a.id, participant: this.#participantJson(who, type), cardId: card.id, type };
+  }
+
+  /**
+   * CardService::reorder: the card moves to the stack, then the stack is renumbered, skipping
+   * slot `order`. Before 1.16 the moved card is not recognised, so it is renumbered by its old
+   * order like the others (capture 90: order 0 asked, 1 returned).
+   */
+  #reorder(uid: string, board: FakeDeckBoard, card: FakeDeckCard, toStack: number, order: number): unknown {
+    this.#check(uid, 'stack', toStack, 'edit');
+    this.#writable(board);
+    if (card.archived) throw archivedCard();
+    card.stackId = toStack;
+    this.#touch(card, uid);
+    const cards = this.openCards(toStack);
+    const honoured = this.#reorderHonoursOrder();
+    let i = 0;
+    for (const c of cards) {
+      if (honoured && c === card) {
+        c.order = order;
+        continue;
+      }
+      if (i === order) i++;
+      c.order = i++;
+    }
+    return this.openCards(toStack).map((c) => this.#rawCardJson(c));
   }
 
   #card(id: number): FakeDeckCard {
@@ -571,6 +667,8 @@ export class FakeDeck {
         csrf: true,
         handle: wrap((ctx, m) => {
           const c = this.#comment(uidOf(ctx), Number(m[1]), Number(m[2]));
+          // Deck's CommentService checks a reply's parent comment id as if it were a card id.
+          if (c.parentId !== null) this.#check(uidOf(ctx), 'card', c.parentId, 'read');
           if (c.actorId !== uidOf(ctx)) throw new DeckError(403, 'Only authors can edit their comment.');
           c.message = String(ctx.params['message'] ?? '');
           return this.#commentJson(c);

@@ -73,6 +73,134 @@ describe('the fake Deck (capture 90)', () => {
     );
   });
 
+  const REST = '/index.php/apps/deck/api/v1.0';
+  const cardUrl = `${REST}/boards/{b}/stacks/{s}/cards/{c}`;
+  const status = (code: number, message: RegExp) => (err: unknown) => err instanceof Error && (err as { status?: number }).status === code && message.test(err.message);
+
+  it('like Deck 1.13: an update without done clears it; title, type and owner are required; the type is kept', async () => {
+    const alice = client.as(issueFromConfirmedTalkAuthor('alice'));
+    const board = nc.deck.createBoard('alice', 'Done board');
+    const stack = nc.deck.addStack(board.id, 'S', 1);
+    const card = nc.deck.addCard(stack.id, 'alice', { title: 'Done card', type: 'text', done: '2027-01-05T10:00:00+00:00' });
+    const params = { b: board.id, s: stack.id, c: card.id };
+    const base = { title: 'Done card', type: 'text', owner: 'alice', order: 0, description: '', duedate: null };
+    const kept = await alice.rest<Record<string, unknown>>('PUT', cardUrl, { params, body: { ...base, done: card.done } });
+    assert.equal(kept['done'], '2027-01-05T10:00:00+00:00');
+    assert.equal(kept['type'], 'text');
+    const cleared = await alice.rest<Record<string, unknown>>('PUT', cardUrl, { params, body: base });
+    assert.equal(cleared['done'], null, 'Deck #5491: no done in the request marks the card undone');
+    assert.equal(card.done, null);
+    for (const field of ['title', 'type', 'owner'] as const) {
+      const { [field]: _omitted, ...missing } = base;
+      await assert.rejects(() => alice.rest('PUT', cardUrl, { params, body: missing }), status(400, new RegExp(`${field} must be provided and must be not empty`)));
+      await assert.rejects(() => alice.rest('PUT', cardUrl, { params, body: { ...base, [field]: '' } }), status(400, new RegExp(`${field} must be provided`)));
+    }
+  });
+
+  it('like Deck 1.13: writes on an archived board are HTTP 500 "This board is archived"; an update into one is not checked', async () => {
+    const alice = client.as(issueFromConfirmedTalkAuthor('alice'));
+    const board = nc.deck.createBoard('alice', 'Frozen');
+    const stack = nc.deck.addStack(board.id, 'S', 1);
+    const card = nc.deck.addCard(stack.id, 'alice', { title: 'Frozen card' });
+    const open = nc.deck.createBoard('alice', 'Open');
+    const openStack = nc.deck.addStack(open.id, 'S', 1);
+    const mover = nc.deck.addCard(openStack.id, 'alice', { title: 'Mover' });
+    board.archived = true;
+    const params = { b: board.id, s: stack.id, c: card.id };
+    const archived = status(500, /Operation not allowed\. This board is archived\./);
+    await assert.rejects(() => alice.rest('POST', `${REST}/boards/{b}/stacks/{s}/cards`, { params: { b: board.id, s: stack.id }, body: { title: 'x', type: 'plain', order: 999 } }), archived);
+    await assert.rejects(() => alice.rest('PUT', cardUrl, { params, body: { title: 'x', type: 'plain', owner: 'alice' } }), archived);
+    await assert.rejects(() => alice.rest('PUT', `${cardUrl}/assignLabel`, { params, body: { labelId: board.labels[0]?.id } }), archived);
+    await assert.rejects(() => alice.rest('PUT', `${cardUrl}/reorder`, { params, body: { stackId: stack.id, order: 0 } }), archived);
+    await assert.rejects(() => alice.rest('DELETE', cardUrl, { params }), archived);
+    assert.equal(card.title, 'Frozen card');
+    // CardService::update checks only the card's own board: the archived target takes the card.
+    await alice.rest('PUT', cardUrl, { params: { b: board.id, s: stack.id, c: mover.id }, body: { title: 'Mover', type: 'plain', owner: 'alice' } });
+    assert.equal(mover.stackId, stack.id);
+  });
+
+  it('like Deck 1.13: group assignments have type 1, and unassigning matches the type', async () => {
+    const alice = client.as(issueFromConfirmedTalkAuthor('alice'));
+    const board = nc.deck.createBoard('alice', 'Groups');
+    const stack = nc.deck.addStack(board.id, 'S', 1);
+    nc.deck.share(board.id, 'educai-students', { edit: true }, 1);
+    const card = nc.deck.addCard(stack.id, 'alice');
+    const params = { b: board.id, s: stack.id, c: card.id };
+    const assigned = await alice.rest<Record<string, unknown>>('PUT', `${cardUrl}/assignUser`, { params, body: { userId: 'educai-students', type: 1 } });
+    assert.equal(assigned['type'], 1);
+    const got = await alice.rest<{ assignedUsers: Array<{ type: number; participant: { uid: string; type: number } }> }>('GET', cardUrl, { params });
+    assert.deepEqual(got.assignedUsers.map((a) => [a.type, a.participant.uid, a.participant.type]), [[1, 'educai-students', 1]]);
+    await assert.rejects(() => alice.rest('PUT', `${cardUrl}/unassignUser`, { params, body: { userId: 'educai-students' } }), status(404, /No assignment for educai-students/));
+    await alice.rest('PUT', `${cardUrl}/unassignUser`, { params, body: { userId: 'educai-students', type: 1 } });
+    assert.deepEqual(card.assigned, []);
+  });
+
+  it('like Deck 1.13: a card updated into another board keeps its old board\'s labels', async () => {
+    const alice = client.as(issueFromConfirmedTalkAuthor('alice'));
+    const from = nc.deck.createBoard('alice', 'From');
+    const fromStack = nc.deck.addStack(from.id, 'S', 1);
+    const to = nc.deck.createBoard('alice', 'To');
+    const toStack = nc.deck.addStack(to.id, 'S', 1);
+    const label = nc.deck.addLabel(from.id, 'Only here');
+    const card = nc.deck.addCard(fromStack.id, 'alice', { labels: [label.id] });
+    const moved = await alice.rest<{ stackId: number; labels: Array<{ id: number; boardId: number }> }>('PUT', cardUrl, { params: { b: to.id, s: toStack.id, c: card.id }, body: { title: 'Card', type: 'plain', owner: 'alice' } });
+    assert.equal(moved.stackId, toStack.id);
+    assert.deepEqual(moved.labels.map((l) => [l.id, l.boardId]), [[label.id, from.id]]);
+  });
+
+  it('like Deck 1.13: reorder ignores order (capture 90: order 0 asked, 1 returned); from 1.16 it is honoured', async () => {
+    const alice = client.as(issueFromConfirmedTalkAuthor('alice'));
+    const capturedOrder = (JSON.parse(readNc29Exchange('90-deck.json', 'moveCardToDone').response.body) as Array<{ order: number }>)[0]?.order;
+    const board = nc.deck.createBoard('alice', 'Reorder');
+    const a = nc.deck.addStack(board.id, 'A', 1);
+    const b = nc.deck.addStack(board.id, 'B', 2);
+    const card = nc.deck.addCard(a.id, 'alice', { title: 'Alone', order: 0 });
+    const moved = await alice.rest<Array<{ id: number; order: number }>>('PUT', `${cardUrl}/reorder`, { params: { b: board.id, s: a.id, c: card.id }, body: { order: 0, stackId: b.id } });
+    assert.deepEqual(moved.map((c) => c.order), [capturedOrder]);
+    const last = [0, 1, 2].map((order) => nc.deck.addCard(a.id, 'alice', { title: `C${order}`, order })).at(-1)!;
+    const reorder = (c: { id: number }) => alice.rest('PUT', `${cardUrl}/reorder`, { params: { b: board.id, s: a.id, c: c.id }, body: { order: 0, stackId: a.id } });
+    await reorder(last);
+    assert.deepEqual(nc.deck.openCards(a.id).map((c) => c.title), ['C0', 'C1', 'C2'], '1.13: the card stays where it was');
+    nc.deck.version = '1.16.0';
+    try {
+      await reorder(last);
+      assert.deepEqual(nc.deck.openCards(a.id).map((c) => c.title), ['C2', 'C0', 'C1']);
+    } finally {
+      nc.deck.version = '1.13.0-beta.1';
+    }
+  });
+
+  it('like Deck 1.13: the archived listing has no assignees, comment count or owner object; the card itself has', async () => {
+    const alice = client.as(issueFromConfirmedTalkAuthor('alice'));
+    const board = nc.deck.createBoard('alice', 'Archive');
+    nc.deck.share(board.id, 'bob');
+    const stack = nc.deck.addStack(board.id, 'S', 1);
+    const card = nc.deck.addCard(stack.id, 'alice', { archived: true, assigned: ['bob'] });
+    nc.deck.addComment(card.id, 'bob', 'hi');
+    const stacks = await alice.rest<Array<{ cards?: Array<Record<string, unknown>> }>>('GET', `${REST}/boards/{b}/stacks/archived`, { params: { b: board.id } });
+    const listed = stacks[0]?.cards?.[0];
+    assert.equal(listed?.['assignedUsers'], null);
+    assert.equal(listed?.['commentsCount'], 0);
+    assert.equal(listed?.['owner'], 'alice');
+    const full = await alice.rest<Record<string, unknown>>('GET', cardUrl, { params: { b: board.id, s: stack.id, c: card.id } });
+    assert.equal((full['assignedUsers'] as unknown[]).length, 1);
+    assert.equal(full['commentsCount'], 1);
+  });
+
+  it('like Deck 1.13: editing a reply checks the parent comment id as a card id, so it is refused', async () => {
+    const alice = client.as(issueFromConfirmedTalkAuthor('alice'));
+    const board = nc.deck.createBoard('alice', 'Replies');
+    const stack = nc.deck.addStack(board.id, 'S', 1);
+    const card = nc.deck.addCard(stack.id, 'alice');
+    const parent = nc.deck.addComment(card.id, 'alice', 'first');
+    const reply = nc.deck.addComment(card.id, 'alice', 'second');
+    reply.parentId = parent.id;
+    const url = '/ocs/v2.php/apps/deck/api/v1.0/cards/{c}/comments/{m}';
+    await alice.ocs('PUT', url, { params: { c: card.id, m: parent.id }, body: { message: 'first (edited)' } });
+    await assert.rejects(() => alice.ocs('PUT', url, { params: { c: card.id, m: reply.id }, body: { message: 'second (edited)' } }), NextcloudForbiddenError);
+    assert.equal(reply.message, 'second');
+  });
+
   it('session.rest reaches only app APIs, only as a user, and checks its template (S1, S2)', async () => {
     const alice = client.as(issueFromConfirmedTalkAuthor('alice'));
     await assert.rejects(() => alice.rest('GET', '/remote.php/dav/files/alice'), UnsafeRequestError);

@@ -60,6 +60,21 @@ function capabilitiesWithout(key: string): string {
   return JSON.stringify(body);
 }
 
+/** The captured capabilities with another Deck version, for the fake set to behave like it. */
+function capabilitiesWithDeckVersion(version: string): string {
+  const body = JSON.parse(readNc29Exchange('20-ocs-capabilities-as-alice.json').response.body) as { ocs: { data: { capabilities: Record<string, Record<string, unknown>> } } };
+  body.ocs.data.capabilities['deck'] = { ...body.ocs.data.capabilities['deck'], version };
+  return JSON.stringify(body);
+}
+
+/** Deck writes since the mark as [board of the URL, operation, body]. */
+function writeLog(): Array<[number, string, unknown]> {
+  return writes().map((c) => {
+    const m = /\/boards\/(\d+)\/stacks\/\d+\/cards\/\d+(?:\/(\w+))?$/.exec(c.path);
+    return [Number(m?.[1]), m?.[2] ?? c.method, c.body === '' ? null : (JSON.parse(c.body) as unknown)];
+  });
+}
+
 describe('Deck tools against the fake Deck 1.13', () => {
   before(async () => {
     w = await startToolWorld();
@@ -164,7 +179,7 @@ describe('Deck tools against the fake Deck 1.13', () => {
     assert.equal(w.nc.deck.cards.size, before + 1);
     assert.equal(deckCalls('POST').length, 1);
     const card = [...w.nc.deck.cards.values()].find((c) => c.title === 'Review with Bob');
-    assert.deepEqual(card?.assigned.map((a) => a.uid), ['bob']);
+    assert.deepEqual(card?.assigned.map((a) => a.participant), ['bob']);
     assertActedAs('alice');
   });
 
@@ -197,7 +212,7 @@ describe('Deck tools against the fake Deck 1.13', () => {
     assert.equal(updated['dueDate'], '2027-04-01T08:00:00+00:00');
     const put = deckCalls('PUT').find((c) => c.path.endsWith(`/cards/${card.id}`));
     assert.equal(put?.path, `/index.php/apps/deck/api/v1.0/boards/${d.board.id}/stacks/${d.todo.id}/cards/${card.id}`, 'the card\'s own stack: Deck moves a card to the stack of the URL');
-    assert.deepEqual(JSON.parse(put?.body ?? '{}'), { title: 'Plan lesson 3', type: 'plain', owner: 'alice', order: 5, description: '', duedate: '2027-04-01T08:00:00+00:00' });
+    assert.deepEqual(JSON.parse(put?.body ?? '{}'), { title: 'Plan lesson 3', type: 'plain', owner: 'alice', order: 5, description: '', duedate: '2027-04-01T08:00:00+00:00', done: null });
 
     const assign = await w.run('deck_update_card', { boardId: d.board.id, cardId: card.id, addAssignees: ['bob'] });
     assert.match(text(assign), /NOT DONE YET/);
@@ -211,7 +226,7 @@ describe('Deck tools against the fake Deck 1.13', () => {
     assert.match(text(again), /NOT DONE YET/);
     const ok = await confirm();
     assert.equal(ok.isError, false, text(ok));
-    assert.deepEqual(card.assigned.map((a) => a.uid), ['bob']);
+    assert.deepEqual(card.assigned.map((a) => a.participant), ['bob']);
     assert.equal(card.duedate, null);
     const twice = await confirm();
     assert.match(text(twice), /changed since this was prepared/, 'a second run of the same action does nothing');
@@ -377,6 +392,197 @@ describe('Deck tools against the fake Deck 1.13', () => {
     const done = await confirm();
     assert.equal(done.isError, false, text(done));
     assert.deepEqual(json(done)['problems'], ['bob not assigned: The user is not part of the board']);
+  });
+
+  it('every card write sends back the card\'s done and type (Deck 1.13 clears done without it); both bind a confirmed action', async () => {
+    const done = '2027-01-05T10:00:00+00:00';
+    const card = w.nc.deck.addCard(d.todo.id, 'alice', { title: 'Marked done', type: 'text', done });
+    const res = await w.run('deck_update_card', { boardId: d.board.id, cardId: card.id, title: 'Marked done (v2)' });
+    assert.equal(res.isError, false, text(res));
+    assert.equal((json(res)['updated'] as Record<string, unknown>)['done'], done);
+    const put = deckCalls('PUT').find((c) => c.path.endsWith(`/cards/${card.id}`));
+    assert.deepEqual(JSON.parse(put?.body ?? '{}'), { title: 'Marked done (v2)', type: 'text', owner: 'alice', order: 999, description: '', duedate: null, done });
+    assert.equal(card.done, done, 'still done after the update');
+    for (const archive of [true, false]) {
+      const r = await w.run('deck_archive_card', { boardId: d.board.id, cardId: card.id, archive });
+      assert.equal(r.isError, false, text(r));
+      assert.deepEqual([card.archived, card.done, card.type], [archive, done, 'text']);
+    }
+    assert.match(text(await w.run('deck_move_card', { boardId: d.board.id, cardId: card.id, toStackId: d.inbox.id, toBoardId: d.second.id })), /NOT DONE YET/);
+    const moved = await confirm();
+    assert.equal(moved.isError, false, text(moved));
+    assert.deepEqual([card.stackId, card.done, card.type], [d.inbox.id, done, 'text']);
+
+    // Marked undone in Deck between the question and the confirmation: the action is refused.
+    const other = w.nc.deck.addCard(d.todo.id, 'alice', { title: 'Done meanwhile', done });
+    assert.match(text(await w.run('deck_update_card', { boardId: d.board.id, cardId: other.id, addAssignees: ['bob'] })), /NOT DONE YET/);
+    other.done = null;
+    assert.match(text(await confirm()), /changed since this was prepared/);
+    assert.equal(other.assigned.length, 0);
+  });
+
+  it('refuses writes on an archived board with a clear message, also as the target of a move, before any write', async () => {
+    const frozen = w.nc.deck.createBoard('alice', 'Frozen board');
+    const old = w.nc.deck.addStack(frozen.id, 'Old', 1);
+    const card = w.nc.deck.addCard(old.id, 'alice', { title: 'Frozen card' });
+    const mover = w.nc.deck.addCard(d.todo.id, 'alice', { title: 'Into the archive' });
+    frozen.archived = true;
+    for (const [name, args] of [
+      ['deck_create_card', { boardId: frozen.id, stackId: old.id, title: 'x' }],
+      ['deck_update_card', { boardId: frozen.id, cardId: card.id, title: 'x' }],
+      ['deck_archive_card', { boardId: frozen.id, cardId: card.id }],
+      ['deck_delete_card', { boardId: frozen.id, cardId: card.id }],
+      ['deck_move_card', { boardId: frozen.id, cardId: card.id, toStackId: d.todo.id, toBoardId: d.board.id }],
+      ['deck_move_card', { boardId: d.board.id, cardId: mover.id, toStackId: old.id, toBoardId: frozen.id }],
+    ] as const) {
+      const res = await w.run(name, args);
+      assert.equal(res.isError, true, `${name}: ${text(res)}`);
+      assert.match(text(res), /the board "Frozen board" \(\d+\) is archived, and Deck allows no changes on it/, name);
+    }
+    // Archived after the move was prepared: Deck 1.13 itself would take the card (it checks only the card's own board).
+    frozen.archived = false;
+    assert.match(text(await w.run('deck_move_card', { boardId: d.board.id, cardId: mover.id, toStackId: old.id, toBoardId: frozen.id })), /NOT DONE YET/);
+    frozen.archived = true;
+    assert.match(text(await confirm()), /"Frozen board" \(\d+\) is archived/);
+    assert.equal(mover.stackId, d.todo.id);
+    assert.equal(writes().length, 0);
+  });
+
+  it('group assignees are listed apart from users, are never unassigned as a user, and are unassigned with type 1', async () => {
+    const card = w.nc.deck.addCard(d.todo.id, 'alice', { title: 'Group work', assigned: ['bob'], assignedGroups: ['educai-students'] });
+    const cards = json(await w.run('deck_list_cards', { boardId: d.board.id, stackId: d.todo.id }))['cards'] as Array<Record<string, unknown>>;
+    const listed = cards.find((c) => c['id'] === card.id);
+    assert.deepEqual(listed?.['assignees'], ['bob']);
+    assert.deepEqual(listed?.['assignedGroups'], [{ id: 'educai-students', name: 'educai-students', type: 'group' }]);
+    const asUser = await w.run('deck_update_card', { boardId: d.board.id, cardId: card.id, removeAssignees: ['educai-students'] });
+    assert.match(text(asUser), /"educai-students" is an assigned group, not a user; unassign it with removeGroups/);
+    assert.equal(writes().length, 0);
+    const res = await w.run('deck_update_card', { boardId: d.board.id, cardId: card.id, removeGroups: ['educai-students'] });
+    assert.equal(res.isError, false, text(res));
+    assert.deepEqual(writeLog(), [[d.board.id, 'unassignUser', { userId: 'educai-students', type: 1 }]]);
+    assert.deepEqual(card.assigned.map((a) => [a.participant, a.type]), [['bob', 0]]);
+    assertActedAs('alice');
+  });
+
+  it('moving to another board: labels become the target\'s labels of the same title; lost labels and people who cannot see it are named and taken off first', async () => {
+    const target = w.nc.deck.createBoard('alice', 'Target board');
+    const incoming = w.nc.deck.addStack(target.id, 'Incoming', 1);
+    const later = w.nc.deck.boards.get(d.board.id)?.labels.find((l) => l.title === 'Later');
+    const targetLater = target.labels.find((l) => l.title === 'Later');
+    assert.ok(later && targetLater);
+    const card = w.nc.deck.addCard(d.todo.id, 'alice', { title: 'Travelling card', labels: [d.ai.id, later.id], assigned: ['alice', 'bob'], assignedGroups: ['educai-students'] });
+    assert.match(text(await w.run('deck_move_card', { boardId: d.board.id, cardId: card.id, toStackId: incoming.id, toBoardId: target.id })), /NOT DONE YET/);
+    const description = stored().description;
+    assert.match(description, /the target board has no label "AI", so the card loses that label/);
+    assert.match(description, /Bob \(bob\), the group "educai-students" \(educai-students\) cannot see the target board and will be unassigned/);
+    assert.doesNotMatch(description, /Alice/);
+    assert.equal(writes().length, 0);
+    const done = await confirm();
+    assert.equal(done.isError, false, text(done));
+    assert.equal(card.stackId, incoming.id);
+    assert.deepEqual(card.labels, [targetLater.id], 'no label of the old board rides along (Deck 1.13 would keep them)');
+    assert.deepEqual(card.assigned.map((a) => a.participant), ['alice']);
+    assert.deepEqual(writeLog(), [
+      [d.board.id, 'removeLabel', { labelId: later.id }],
+      [d.board.id, 'removeLabel', { labelId: d.ai.id }],
+      [d.board.id, 'unassignUser', { userId: 'bob' }],
+      [d.board.id, 'unassignUser', { userId: 'educai-students', type: 1 }],
+      [target.id, 'PUT', { title: 'Travelling card', type: 'plain', owner: 'alice', order: 0, description: '', duedate: null, done: null }],
+      [target.id, 'assignLabel', { labelId: targetLater.id }],
+    ]);
+
+    // A card Deck 1.13 itself moved still carries its old board's label: the listing marks it.
+    const leftover = w.nc.deck.addCard(incoming.id, 'alice', { title: 'Moved by Deck', labels: [d.ai.id] });
+    const listed = (json(await w.run('deck_list_cards', { boardId: target.id }))['cards'] as Array<Record<string, unknown>>).find((c) => c['id'] === leftover.id);
+    assert.deepEqual(listed?.['labels'], [{ id: d.ai.id, title: 'AI', otherBoard: d.board.id }]);
+
+    // The target board changed after the question: what was confirmed no longer holds.
+    const second = w.nc.deck.addCard(d.todo.id, 'alice', { title: 'Second traveller', labels: [d.ai.id] });
+    assert.match(text(await w.run('deck_move_card', { boardId: d.board.id, cardId: second.id, toStackId: incoming.id, toBoardId: target.id })), /NOT DONE YET/);
+    w.nc.deck.addLabel(target.id, 'AI');
+    mark = w.nc.calls.length;
+    assert.match(text(await confirm()), /labels or members of the board "Target board" \(\d+\) changed since this was prepared/);
+    assert.deepEqual([second.stackId, second.labels], [d.todo.id, [d.ai.id]]);
+    assert.equal(writes().length, 0);
+
+    // Deck refuses the move itself: the answer says what had already been changed.
+    const third = w.nc.deck.addCard(d.todo.id, 'alice', { title: 'Third traveller', labels: [later.id], assigned: ['bob'] });
+    assert.match(text(await w.run('deck_move_card', { boardId: d.board.id, cardId: third.id, toStackId: incoming.id, toBoardId: target.id })), /NOT DONE YET/);
+    w.nc.failNext({ method: 'PUT', path: new RegExp(`/cards/${third.id}$`) }, { status: 500, body: JSON.stringify({ status: 500, message: 'Internal error' }) });
+    const refused = await confirm();
+    assert.equal(refused.isError, true);
+    assert.match(text(refused), /Deck refused the move \(Internal error\); the card stays on the board "EducAI board" \(\d+\)\. Already done before the move: label "Later" taken off; Bob \(bob\) unassigned\./);
+    assert.equal(third.stackId, d.todo.id);
+  });
+
+  it('Deck 1.13 ignores positions: a move within a stack is refused, a move across stacks reports where the card really is', async () => {
+    const sorted = w.nc.deck.addStack(d.board.id, 'Sorted', 5);
+    const next = w.nc.deck.addStack(d.board.id, 'Next', 6);
+    const last = [0, 1, 2].map((order) => w.nc.deck.addCard(sorted.id, 'alice', { title: `S${order}`, order })).at(-1)!;
+    for (const order of [0, 1]) w.nc.deck.addCard(next.id, 'alice', { title: `N${order}`, order });
+    const same = await w.run('deck_move_card', { boardId: d.board.id, cardId: last.id, toStackId: sorted.id, order: 0 });
+    assert.equal(same.isError, true, text(same));
+    assert.match(text(same), /Deck 1\.13\.0-beta\.1 on this Nextcloud ignores the position when a card is moved within its stack \(fixed in Deck 1\.16\)\. Nothing was changed/);
+    assert.equal(writes().length, 0);
+    assert.ok(w.callsSince(mark).some((c) => c.path === '/ocs/v2.php/cloud/capabilities' && c.user === 'alice'), 'the version is read as the user');
+    const across = await w.run('deck_move_card', { boardId: d.board.id, cardId: last.id, toStackId: next.id, order: 0 });
+    assert.equal(across.isError, false, text(across));
+    assert.deepEqual(w.nc.deck.openCards(next.id).map((c) => c.title), ['N0', 'N1', 'S2']);
+    assert.equal(json(across)['position'], 2);
+    assert.match(String(json(across)['note']), /Deck 1\.13\.0-beta\.1 did not put the card at position 0; it is at position 2 of 3/);
+  });
+
+  it('Deck 1.16 honours positions: a move within a stack is a reorder, and a move across boards is reordered after the update', async () => {
+    w.nc.deck.version = '1.16.0';
+    w.nc.failNext({ method: 'GET', path: /cloud\/capabilities$/ }, { status: 200, body: capabilitiesWithDeckVersion('1.16.0') }, 20);
+    try {
+      const ranked = w.nc.deck.addStack(d.board.id, 'Ranked', 7);
+      const last = [0, 1, 2].map((order) => w.nc.deck.addCard(ranked.id, 'alice', { title: `R${order}`, order })).at(-1)!;
+      const res = await w.run('deck_move_card', { boardId: d.board.id, cardId: last.id, toStackId: ranked.id, order: 0 });
+      assert.equal(res.isError, false, text(res));
+      assert.deepEqual(writeLog(), [[d.board.id, 'reorder', { order: 0, stackId: ranked.id }]]);
+      assert.deepEqual(w.nc.deck.openCards(ranked.id).map((c) => c.title), ['R2', 'R0', 'R1']);
+      assert.equal(json(res)['position'], 0);
+      assert.equal(json(res)['note'], undefined);
+
+      // Across boards Deck's update stores the order as is; a reorder afterwards makes the position hold.
+      const other = w.nc.deck.createBoard('alice', 'Ranked elsewhere');
+      const there = w.nc.deck.addStack(other.id, 'There', 1);
+      for (const order of [0, 1]) w.nc.deck.addCard(there.id, 'alice', { title: `E${order}`, order });
+      const jumper = w.nc.deck.addCard(ranked.id, 'alice', { title: 'Jumper' });
+      assert.match(text(await w.run('deck_move_card', { boardId: d.board.id, cardId: jumper.id, toStackId: there.id, toBoardId: other.id, order: 1 })), /NOT DONE YET/);
+      const moved = await confirm();
+      assert.equal(moved.isError, false, text(moved));
+      assert.deepEqual(w.nc.deck.openCards(there.id).map((c) => c.title), ['E0', 'Jumper', 'E1']);
+      assert.equal(json(moved)['position'], 1);
+    } finally {
+      w.nc.deck.version = '1.13.0-beta.1';
+    }
+  });
+
+  it('an archived card is read through GET card, so its assignees bind the action; the archived listing says unknown, not none', async () => {
+    const card = w.nc.deck.addCard(d.todo.id, 'alice', { title: 'Archived with Bob', archived: true, assigned: ['bob'] });
+    w.nc.deck.addComment(card.id, 'bob', 'note');
+    const cards = json(await w.run('deck_list_cards', { boardId: d.board.id, includeArchived: true }))['cards'] as Array<Record<string, unknown>>;
+    const listed = cards.find((c) => c['id'] === card.id);
+    assert.deepEqual([listed?.['assignees'], listed?.['comments']], ['unknown', 'unknown']);
+    assert.match(text(await w.run('deck_delete_card', { boardId: d.board.id, cardId: card.id })), /NOT DONE YET/);
+    assert.ok(deckCalls('GET').some((c) => c.path === `/index.php/apps/deck/api/v1.0/boards/${d.board.id}/stacks/${d.todo.id}/cards/${card.id}`));
+    assert.equal(stored().binding['assignees'], '0:bob');
+    card.assigned = [];
+    assert.match(text(await confirm()), /changed since this was prepared/);
+    assert.equal(card.deletedAt, 0);
+  });
+
+  it('editing a reply comment: Deck refuses it (it checks the parent as a card), and the tool says so clearly', async () => {
+    const card = w.nc.deck.addCard(d.todo.id, 'alice', { title: 'Thread' });
+    const question = w.nc.deck.addComment(card.id, 'bob', 'Question?');
+    const reply = w.nc.deck.addComment(card.id, 'alice', 'Answer.');
+    reply.parentId = question.id;
+    const res = await w.run('deck_update_comment', { boardId: d.board.id, cardId: card.id, commentId: reply.id, message: 'Better answer.' });
+    assert.equal(res.isError, true);
+    assert.match(text(res), new RegExp(`Deck cannot edit comment ${reply.id} because it is a reply`));
+    assert.equal(reply.message, 'Answer.');
   });
 
   it('S2: every id argument of every Deck tool refuses paths, encodings, non-integers and huge numbers', async () => {
