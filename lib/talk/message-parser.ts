@@ -248,7 +248,9 @@ export function parseChatApiMessage(msg: unknown): ParsedMessage | null {
     parameters: m.messageParameters,
     attachments: kind === 'system' ? [] : files,
     replyToId: m.parent ? String(m.parent.id) : null,
-    threadId: m.threadId !== undefined && m.threadId > 0 && m.isThread !== false ? String(m.threadId) : null,
+    // Talk 22 sets threadId on every message (its own id, or its reply chain's root) and adds
+    // isThread: true only when that root is a real thread (Message::toArray); it is never false.
+    threadId: m.threadId !== undefined && m.threadId > 0 && m.isThread === true ? String(m.threadId) : null,
     // Talk answers '' when no referenceId was set.
     referenceId: m.referenceId ? m.referenceId : null,
     edited: m.lastEditTimestamp !== undefined && m.lastEditTimestamp > 0,

@@ -389,7 +389,8 @@ describe('parseChatApiMessage edge cases', () => {
   it('reads a deleted parent, threads and comment_deleted', () => {
     assert.equal(parseChatApiMessage({ ...base(), parent: { id: 5, deleted: true } })?.replyToId, '5');
     assert.equal(parseChatApiMessage({ ...base(), threadId: 77, isThread: true })?.threadId, '77');
-    assert.equal(parseChatApiMessage({ ...base(), threadId: 77 })?.threadId, '77');
+    // Talk 22 sends threadId on every message (its own id in the main chat) without isThread.
+    assert.equal(parseChatApiMessage({ ...base(), threadId: 77 })?.threadId, null);
     assert.equal(parseChatApiMessage({ ...base(), threadId: 0 })?.threadId, null);
     assert.equal(parseChatApiMessage({ ...base(), threadId: 77, isThread: false })?.threadId, null);
     const deleted = parseChatApiMessage({ ...base(), messageType: 'comment_deleted', message: 'Message deleted by you' });
