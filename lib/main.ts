@@ -82,6 +82,8 @@ async function main(): Promise<void> {
   // Only the Nextcloud client keeps the secret; child processes must not inherit it (S1).
   delete process.env.APP_SECRET;
   delete process.env.EDUCAI_VAULT_KEY;
+  // HaRP's master key (frpc already has its copy); only its presence mattered, for the socket.
+  delete process.env.HP_SHARED_KEY;
   started ??= startServer(config.unixSocket ? { socket: config.unixSocket } : { host: config.appHost, port: config.appPort });
   const { server } = started;
   await started.listening;
