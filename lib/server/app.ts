@@ -39,6 +39,8 @@ export function createApp(options: AppOptions): Express {
     }
     const type = (err as { type?: string }).type;
     if (type === 'entity.too.large') {
+      // Behind AppAPI's proxy the caller may never see this answer (Talk gets 200): the log is the only trace.
+      options.logger.warn({ method: req.method, path: req.path, length: req.headers['content-length'] ?? null }, 'request body too large; refused');
       res.status(413).json({ error: { code: 'too_large', message: 'Request body is too large' } });
       return;
     }

@@ -6,7 +6,7 @@ import { systemOnly } from '../server/middleware/access.ts';
 import type { Inbox, DeliveredEvent, HandedRow } from './inbox.ts';
 import { parseWebhookMessage } from './message-parser.ts';
 import type { RoutingIndex } from './routing-index.ts';
-import { parseTalkWebhook } from './webhook-schema.ts';
+import { MAX_WEBHOOK_BODY_BYTES, parseTalkWebhook } from './webhook-schema.ts';
 
 export interface WebhookDeps {
   inbox: Inbox;
@@ -45,7 +45,7 @@ const KEPT_SYSTEM_EVENTS = new Set(['message_deleted']);
  */
 export function talkWebhookRoutes(paths: string[], deps: WebhookDeps): Router {
   const router = Router();
-  const json = express.json({ limit: deps.maxBodyBytes ?? 256 * 1024, type: () => true });
+  const json = express.json({ limit: deps.maxBodyBytes ?? MAX_WEBHOOK_BODY_BYTES, type: () => true });
   const observe = deps.observe;
   const timed = (_req: Request, res: Response, next: () => void): void => {
     if (observe) {

@@ -7,6 +7,10 @@ import { z } from 'zod';
 export const MAX_MESSAGE_LENGTH = 64_000;
 // object.content is JSON with \uXXXX escapes (6 chars per UTF-16 unit) plus parameters.
 export const MAX_CONTENT_LENGTH = 512 * 1024;
+// The whole delivery: AppAPI re-encodes Talk's JSON, escaping those backslashes again (about 7
+// bytes a UTF-16 unit, ≈ 450 KB for the longest message), and Talk 21+ adds the replied-to message
+// in full (`inReplyTo`). A larger body is refused with 413, which Talk never sees (AppAPI answers 200).
+export const MAX_WEBHOOK_BODY_BYTES = 2 * 1024 * 1024;
 const MAX_NAME_LENGTH = 1024;
 const MAX_ACTOR_ID_LENGTH = 512;
 const MAX_LINK_LENGTH = 4096;

@@ -3,6 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { sql } from 'kysely';
 import { DIALECTS } from '../helpers/databases.ts';
 import { startTalkScenario, type TalkScenario } from '../helpers/talk-scenario.ts';
+import { MAX_WEBHOOK_BODY_BYTES } from '../../lib/talk/webhook-schema.ts';
 
 /**
  * Inbox rows ever written: finished rows are pruned in the background, so the
@@ -95,12 +96,27 @@ for (const dialect of DIALECTS) {
       assert.equal(await inboxRows(s), rows, 'nothing was written for refused requests');
     });
 
+    it('takes the longest message Talk sends, however Talk and AppAPI escape it', async () => {
+      // 32000 code points of emoji: Talk writes each UTF-16 unit as \\uXXXX in `content`, and the
+      // re-encoded body escapes that backslash again, about 7 bytes a unit (≈ 450 KB).
+      const text = `@guard ${'😀'.repeat(32_000 - '@guard '.length)}`;
+      const msg = s.h.nc.postMessage(room, { actorType: 'users', actorId: 'alice' }, text);
+      const body = s.h.nc.webhookBodyFor(msg);
+      assert.ok(Buffer.byteLength(body) > 400 * 1024, String(Buffer.byteLength(body)));
+      s.llm.enqueue({ text: ['That is a lot of smiles.'] });
+      const r = await s.deliver(body);
+      assert.equal(r.status, 200);
+      assert.equal(r.json.status, 'accepted');
+      await s.idle();
+      assert.ok(s.bot(room).some((m) => m.message.includes('That is a lot of smiles.')), 'the message was answered');
+    });
+
     it('handles bad input with a 4xx or an ignore, never a crash, and writes nothing', async () => {
       await s.idle();
       // An unknown actor may be queued and then dropped by verification: what counts is that nothing is left.
       const unfinished = () => s.h.application.inbox.pendingCount();
       const rows = await unfinished();
-      const big = JSON.stringify({ type: 'Create', pad: 'x'.repeat(400 * 1024) });
+      const big = JSON.stringify({ type: 'Create', pad: 'x'.repeat(MAX_WEBHOOK_BODY_BYTES + 1) });
       assert.equal((await s.deliver(big)).status, 413);
       assert.equal((await s.deliver('{"type": "Create", ')).status, 400);
       const msg = s.h.nc.postMessage(room, { actorType: 'users', actorId: 'alice' }, '@guard hi');
