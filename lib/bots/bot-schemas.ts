@@ -86,7 +86,16 @@ export const approveSchema = z.object({
     .describe('Administrators approving a bot for everyone can give it its own Talk bot'),
 });
 export const emptySchema = z.object({});
-export const talkIdentitySchema = z.object({ name: z.string({ error: 'Must be a text' }).trim().min(1, 'Enter a name').max(64, 'Talk bot names have at most 64 characters').optional() });
+export const talkIdentitySchema = z.object({
+  name: z
+    .string({ error: 'Must be a text' })
+    .trim()
+    .min(1, 'Enter a name')
+    .max(64, 'Talk bot names have at most 64 bytes (ä or é count 2, most CJK characters 3)')
+    // Talk counts bytes (PHP strlen): ä or é take 2, most CJK characters 3.
+    .refine((n) => Buffer.byteLength(n) <= 64, 'Talk bot names have at most 64 bytes (ä or é count 2, most CJK characters 3)')
+    .optional(),
+});
 
 export const ROOM_TOKEN_PATTERN = /^[a-z0-9]{1,64}$/;
 export const botIdParams = z.object({ id: z.uuid() });

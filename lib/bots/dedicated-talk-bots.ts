@@ -1,13 +1,13 @@
 // A shared bot's own Talk bot (its name on replies instead of "Talk AI"), for approved global bots only (S14).
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/schema.ts';
-import type { TalkIdentities } from '../talk/talk-identities.ts';
+import { MAX_TALK_NAME_BYTES, truncateUtf8, type TalkIdentities } from '../talk/talk-identities.ts';
 import { isPublished } from './bot-access.ts';
 import type { Bot } from './bot-store.ts';
 import { GovernanceError, type DedicatedTalkBots } from './governance.ts';
 
-/** Talk rejects bot names longer than 64 characters. */
-export const MAX_TALK_BOT_NAME = 64;
+/** Talk rejects bot names longer than 64 bytes of UTF-8. */
+export const MAX_TALK_BOT_NAME = MAX_TALK_NAME_BYTES;
 
 /** Every dedicated route: `talk_bot_` and a bot id (never the shared `talk_bot`). */
 export const DEDICATED_ROUTE_PATTERN = /^talk_bot_[A-Za-z0-9-]{1,64}$/;
@@ -44,9 +44,10 @@ export class DedicatedTalkBotService implements DedicatedTalkBots {
     if (!isPublished(bot) || bot.visibility !== 'global') {
       throw new GovernanceError(409, 'not_global', 'Only bots approved for everyone can have their own Talk bot');
     }
-    const talkName = (name ?? bot.displayName).trim();
-    if (talkName === '' || talkName.length > MAX_TALK_BOT_NAME) {
-      throw new GovernanceError(400, 'bad_name', `A Talk bot name has 1 to ${MAX_TALK_BOT_NAME} characters`);
+    // A name the admin gave must fit; the display name is only a default, so it is shortened to fit.
+    const talkName = name !== undefined ? name.trim() : truncateUtf8(bot.displayName.trim(), MAX_TALK_BOT_NAME).trim();
+    if (talkName === '' || Buffer.byteLength(talkName) > MAX_TALK_BOT_NAME) {
+      throw new GovernanceError(400, 'bad_name', `A Talk bot name has 1 to ${MAX_TALK_BOT_NAME} bytes (Talk counts UTF-8 bytes: ä or é take 2, most CJK characters 3)`);
     }
     const route = dedicatedRoute(bot.id);
     await this.#identities.register(route, talkName, dedicatedDescription(bot), bot.id);

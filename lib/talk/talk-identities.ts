@@ -15,6 +15,23 @@ export function secretName(route: string): string {
   return `talk.bot-secret.${route}`;
 }
 
+// Talk's BotService::validateBotParameters measures both with PHP's strlen: bytes, not characters.
+export const MAX_TALK_NAME_BYTES = 64;
+const MAX_TALK_DESCRIPTION_BYTES = 4000;
+
+/** The longest start of `text` that fits in `maxBytes` of UTF-8, never cutting a character. */
+export function truncateUtf8(text: string, maxBytes: number): string {
+  if (Buffer.byteLength(text) <= maxBytes) return text;
+  let bytes = 0;
+  let end = 0;
+  for (const ch of text) {
+    bytes += Buffer.byteLength(ch);
+    if (bytes > maxBytes) break;
+    end += ch.length;
+  }
+  return text.slice(0, end);
+}
+
 const SEEN_REFRESH_MS = 10 * 60_000;
 
 // Asked on every Talk turn: prepared once (storage/prepared-query.ts).
@@ -49,8 +66,9 @@ export class TalkIdentities {
 
   /** Registers (idempotently: AppAPI reuses the secret) and stores the secret. */
   async register(route: string, name: string, description: string, botId: string | null): Promise<void> {
+    const talkName = truncateUtf8(name, MAX_TALK_NAME_BYTES);
     const data = await this.#nextcloud.system().ocs<{ id: string; secret: string }>('POST', '/ocs/v1.php/apps/app_api/api/v1/talk_bot', {
-      body: { name: name.slice(0, 64), route: `/${route}`, description },
+      body: { name: talkName, route: `/${route}`, description: truncateUtf8(description, MAX_TALK_DESCRIPTION_BYTES) },
     });
     if (!data || typeof data.secret !== 'string' || data.secret.length < 40) throw new Error('AppAPI returned no bot secret');
     await this.#vault.put(secretName(route), data.secret);
@@ -58,8 +76,8 @@ export class TalkIdentities {
     const now = this.#now();
     await this.#db
       .insertInto('talk_identities')
-      .values({ route, bot_id: botId, talk_name: name.slice(0, 64), appapi_bot_id: String(data.id), registered_at: now })
-      .onConflict((oc) => oc.column('route').doUpdateSet({ bot_id: botId, talk_name: name.slice(0, 64), appapi_bot_id: String(data.id), registered_at: now }))
+      .values({ route, bot_id: botId, talk_name: talkName, appapi_bot_id: String(data.id), registered_at: now })
+      .onConflict((oc) => oc.column('route').doUpdateSet({ bot_id: botId, talk_name: talkName, appapi_bot_id: String(data.id), registered_at: now }))
       .execute();
   }
 

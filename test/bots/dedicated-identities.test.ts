@@ -153,9 +153,19 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it('gives Talk bot names of at most 64 characters, only to bots for everyone', async () => {
+    it('gives Talk bot names of at most 64 bytes (as Talk counts), only to bots for everyone', async () => {
       const long = await admin('POST', `/api/v1/admin/bots/${tutor.id}/talk-identity`, { name: 'x'.repeat(65) });
       assert.equal(long.status, 400, long.text);
+      // 40 characters, 80 bytes: Talk would refuse it, so we do, with a reason.
+      const umlauts = await admin('POST', `/api/v1/admin/bots/${tutor.id}/talk-identity`, { name: 'ä'.repeat(40) });
+      assert.equal(umlauts.status, 400, umlauts.text);
+      assert.match(umlauts.text, /64 bytes/);
+      // Without a name the display name is the default, shortened to what Talk takes.
+      const wide = await s.createBot({ mention: 'widebot', displayName: 'Übungsleiter für Mathematik, Physik, Chemie und Biologie der Oberstufe' });
+      const named = await admin('POST', `/api/v1/admin/bots/${wide.id}/talk-identity`, {});
+      assert.equal(named.status, 200, named.text);
+      const registered = s.h.nc.talk.botByRoute(dedicatedRoute(wide.id));
+      assert.ok(registered && Buffer.byteLength(registered.name) <= 64 && registered.name.startsWith('Übungsleiter für Mathematik'), JSON.stringify(registered?.name));
       const personal = await s.h.application.bots.create({ displayName: 'Mine', mention: 'minebot', systemPrompt: 'p' }, 'alice');
       const refused = await admin('POST', `/api/v1/admin/bots/${personal.id}/talk-identity`, { name: 'Mine' });
       assert.equal(refused.status, 409, refused.text);

@@ -156,7 +156,8 @@ export class FakeAppApi {
         const name = str(ctx.params['name']);
         const description = str(ctx.params['description']);
         const route = str(ctx.params['route']).replace(/^\/+/, '');
-        if (name.length < 1 || name.length > 64 || route === '' || description.length > 4000) {
+        // Talk's BotService::validateBotParameters counts bytes (PHP strlen), not characters.
+        if (name.length < 1 || Buffer.byteLength(name) > 64 || route === '' || Buffer.byteLength(description) > 4000) {
           return fail(ctx, 400, 'Talk bots could not be registered');
         }
         const secret = this.talkBots.get(route)?.secret ?? humanReadableSecret(64);
