@@ -112,8 +112,11 @@ export class ReplyStream {
       const seq = this.#seq++;
       const referenceId = chunkReferenceId(this.#target.inboxId, seq, this.#salt);
       await this.#log.intend(this.#target.inboxId, seq, referenceId, piece);
-      const replyTo = this.#target.inThread || this.#postedCount === 0 ? this.#target.replyTo : null;
-      await this.#sender.send(this.#target.route, this.#target.roomToken, { message: piece, replyTo, referenceId });
+      const first = this.#postedCount === 0;
+      const replyTo = this.#target.inThread || first ? this.#target.replyTo : null;
+      // One notification per answer: the first message notifies (a reply, or a message in a one-to-one
+      // room); every later chunk is silent, so a long answer or a thread reply does not ring for each.
+      await this.#sender.send(this.#target.route, this.#target.roomToken, { message: piece, replyTo, referenceId, ...(first ? {} : { silent: true }) });
       await this.#log.posted(this.#target.inboxId, seq);
       this.#postedCount++;
     }

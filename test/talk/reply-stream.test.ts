@@ -55,6 +55,33 @@ describe('reply stream', () => {
     await s.finish();
     const sent = nc.botMessages.filter((b) => b.token === token).slice(-3);
     assert.deepEqual(sent.map((b) => b.replyTo), [m.id, m.id, m.id]);
+    // Each chunk replies to the question, but only the first notifies its author.
+    assert.deepEqual(sent.map((b) => b.silent), [false, true, true]);
+  });
+
+  it('notifies once per answer: the first message, placeholder or chunk; later ones are silent', async () => {
+    const m = nc.postMessage(token, { actorType: 'users', actorId: 'alice' }, 'question');
+    const before = nc.botMessages.length;
+    const s = stream(105, false, m.id);
+    await s.push('<think>pondering</think>First part.\n\n');
+    await s.push('Second part.');
+    await s.finish();
+    const sent = nc.botMessages.slice(before);
+    assert.equal(sent.length, 3, JSON.stringify(sent.map((b) => b.message)));
+    assert.deepEqual(sent.map((b) => b.silent), [false, true, true]);
+    // Resumed after a restart with chunks already posted: nothing more rings.
+    const resumed = new ReplyStream({
+      target: { inboxId: 105, route: 'talk_bot', roomToken: token, replyTo: m.id, inThread: false },
+      sender,
+      log,
+      sanitizer: new ReplySanitizer({ nextcloudOrigin: nc.url, allowedHosts: [], userText: '' }),
+      salt: 'salt',
+      now: () => clock,
+      previous: await log.list(105),
+    });
+    const at = nc.botMessages.length;
+    await resumed.post('Sorry, the rest could not be written.');
+    assert.equal(nc.botMessages[at]!.silent, true);
   });
 
   it('flushes after 3 s with more than 100 characters at a sentence boundary', async () => {
