@@ -1,6 +1,6 @@
 import type { Logger } from '../log/logger.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
-import { NextcloudError, NextcloudNetworkError, NextcloudServerError, NextcloudTimeoutError, NextcloudRateLimitError } from '../nextcloud/errors.ts';
+import { NextcloudError, NextcloudNetworkError, NextcloudServerError, NextcloudTimeoutError } from '../nextcloud/errors.ts';
 import { signBotMessage } from './bot-signature.ts';
 import type { TalkIdentities } from './talk-identities.ts';
 
@@ -20,14 +20,16 @@ export class BotSendError extends Error {
   }
 }
 
+// Talk's bot endpoint has no rate limit of its own: its 429 is brute-force throttling after
+// refused signatures (401), which retrying within seconds only prolongs.
 function retryable(err: unknown): boolean {
-  return err instanceof NextcloudServerError || err instanceof NextcloudTimeoutError || err instanceof NextcloudNetworkError || err instanceof NextcloudRateLimitError;
+  return err instanceof NextcloudServerError || err instanceof NextcloudTimeoutError || err instanceof NextcloudNetworkError;
 }
 
 /**
  * Posts signed bot messages (HMAC-SHA256 over random + message text with the
- * secret AppAPI issued for the identity). 5xx, 429 and timeouts are retried
- * with backoff; other 4xx are final.
+ * secret AppAPI issued for the identity). 5xx and timeouts are retried with
+ * backoff; 4xx, including 429, are final.
  */
 export class BotSender {
   readonly #nextcloud: NextcloudClient;

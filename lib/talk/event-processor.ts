@@ -95,7 +95,7 @@ export class EventProcessor implements QueuedTurnHandler {
       if (confirmed.handled) {
         const route = confirmed.botId ? await d.identities.replyRoute(event.roomToken, confirmed.botId, event.route) : event.route;
         const previous = await this.#reconcile(event.id, event.roomToken, message, witness);
-        const target = targetFor(event, route, message);
+        const target = targetFor(event, route, message, d.identities);
         if (previous.every((c) => !c.posted) && confirmed.reply) await this.#stream(target, message, previous).post(confirmed.reply);
         return 'answered';
       }
@@ -107,7 +107,7 @@ export class EventProcessor implements QueuedTurnHandler {
 
     const route = decision.bot ? await d.identities.replyRoute(event.roomToken, decision.bot.id, event.route) : event.route;
     const previous = await this.#reconcile(event.id, event.roomToken, message, witness);
-    const target = targetFor(event, route, message);
+    const target = targetFor(event, route, message, d.identities);
     const stream = this.#stream(target, message, previous);
     const postedBefore = previous.filter((c) => c.posted);
 
@@ -268,8 +268,10 @@ function queuedPayload(value: unknown): QueuedTurnPayload | null {
 }
 
 /** Where the answer to an inbox event goes. */
-function targetFor(event: InboxEvent, route: string, message: ParsedMessage): ReplyTarget {
-  return { inboxId: event.id, route, roomToken: event.roomToken, replyTo: replyTarget(message), inThread: message.threadId !== null };
+function targetFor(event: InboxEvent, route: string, message: ParsedMessage, identities: Pick<TalkIdentities, 'forgetRoom'>): ReplyTarget {
+  const target: ReplyTarget = { inboxId: event.id, route, roomToken: event.roomToken, replyTo: replyTarget(message), inThread: message.threadId !== null };
+  if (route !== event.route) target.fallback = { route: event.route, forget: () => identities.forgetRoom(event.roomToken, route) };
+  return target;
 }
 
 /** The first chunk replies to the user's message, or to its reply parent; inside a thread, to the message itself. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { BotSender } from './bot-sender.ts';
+import { BotSendError, type BotMessage, type BotSender } from './bot-sender.ts';
 import { splitForTalk } from './message-splitter.ts';
 import { ReplyChunker } from './reply-chunker.ts';
 import type { ReplyLog, LoggedChunk } from './reply-log.ts';
@@ -14,6 +14,11 @@ export interface ReplyTarget {
   replyTo: number | null;
   /** Inside a Talk thread every chunk keeps replyTo, so the answer stays in the thread. */
   inThread: boolean;
+  /**
+   * When `route` is a bot's own Talk identity chosen for this room: the identity the message came
+   * through, and how to forget that the own one is enabled here once Talk refuses it.
+   */
+  fallback?: { route: string; forget: () => Promise<void> };
 }
 
 /** Deterministic per reply and position, so a resumed reply can find what it already posted. */
@@ -28,6 +33,7 @@ export function chunkReferenceId(inboxId: number, seq: number, salt: string): st
  */
 export class ReplyStream {
   readonly #target: ReplyTarget;
+  #route: string;
   readonly #sender: BotSender;
   readonly #log: ReplyLog;
   readonly #sanitizer: ReplySanitizer;
@@ -43,6 +49,7 @@ export class ReplyStream {
 
   constructor(deps: { target: ReplyTarget; sender: BotSender; log: ReplyLog; sanitizer: ReplySanitizer; salt: string; now?: () => number; previous?: LoggedChunk[] }) {
     this.#target = deps.target;
+    this.#route = deps.target.route;
     this.#sender = deps.sender;
     this.#log = deps.log;
     this.#sanitizer = deps.sanitizer;
@@ -116,9 +123,24 @@ export class ReplyStream {
       const replyTo = this.#target.inThread || first ? this.#target.replyTo : null;
       // One notification per answer: the first message notifies (a reply, or a message in a one-to-one
       // room); every later chunk is silent, so a long answer or a thread reply does not ring for each.
-      await this.#sender.send(this.#target.route, this.#target.roomToken, { message: piece, replyTo, referenceId, ...(first ? {} : { silent: true }) });
+      await this.#send({ message: piece, replyTo, referenceId, ...(first ? {} : { silent: true }) });
       await this.#log.posted(this.#target.inboxId, seq);
       this.#postedCount++;
+    }
+  }
+
+  async #send(msg: BotMessage): Promise<void> {
+    try {
+      await this.#sender.send(this.#route, this.#target.roomToken, msg);
+    } catch (err) {
+      // Talk answers 401 when the identity is not enabled in the room (a moderator removed it): answer
+      // through the identity the message came through, and stop choosing the removed one here. Sending
+      // through it again would only earn more 401s, which Talk throttles for all our bots.
+      const fallback = this.#target.fallback;
+      if (!(err instanceof BotSendError) || err.status !== 401 || !fallback || this.#route === fallback.route) throw err;
+      await fallback.forget();
+      this.#route = fallback.route;
+      await this.#sender.send(this.#route, this.#target.roomToken, msg);
     }
   }
 

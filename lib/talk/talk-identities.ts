@@ -133,6 +133,12 @@ export class TalkIdentities {
       .execute();
   }
 
+  /** The identity is no longer enabled in the room (Talk refused it there): replies go through the delivering one. */
+  async forgetRoom(roomToken: string, route: string): Promise<void> {
+    this.#seen.delete(`${roomToken}\0${route}`);
+    await this.#db.deleteFrom('room_identities').where('room_token', '=', roomToken).where('route', '=', route).execute();
+  }
+
   /**
    * Which identity answers for `botId` in a room: its dedicated Talk bot when
    * that one is enabled there, otherwise the identity the message came through.

@@ -124,6 +124,27 @@ for (const dialect of DIALECTS) {
       assert.equal(answers[0]!.route, SHARED_ROUTE);
     });
 
+    it('answers through the shared bot once a moderator removed its own Talk bot from the room, and stops trying the removed one', async () => {
+      const lib = s.h.nc.talk.botByRoute(dedicatedRoute(librarian.id))!;
+      const moved = s.groupRoom('Own bot removed');
+      s.h.nc.enableBotInRoom(moved, dedicatedRoute(librarian.id));
+      s.h.nc.enableBotInRoom(moved, SHARED_ROUTE);
+      await sayThrough([dedicatedRoute(librarian.id), SHARED_ROUTE], '@librarian hello', moved);
+      await sayThrough([SHARED_ROUTE], 'A', moved);
+      // The moderator removes the librarian's own Talk bot; Talk now delivers only to the shared one.
+      s.h.nc.talk.room(moved).enabledBots.delete(lib.talkId);
+      const refusedBefore = s.h.nc.botMessages.filter((b) => b.token === moved && b.status === 401).length;
+      s.llm.enqueue({ text: ['Shelf 9.'] });
+      const asked = await sayThrough([SHARED_ROUTE], '@librarian where are the maps?', moved);
+      assert.deepEqual(answersAfter(asked.msg.id, moved), [{ route: SHARED_ROUTE, text: 'Shelf 9.' }]);
+      assert.equal(s.h.nc.botMessages.filter((b) => b.token === moved && b.status === 401).length, refusedBefore + 1, 'one refusal, then the shared bot');
+      // The next answer goes straight through the shared bot: no more 401s, which Talk would throttle.
+      s.llm.enqueue({ text: ['Shelf 10.'] });
+      const again = await sayThrough([SHARED_ROUTE], '@librarian and the globes?', moved);
+      assert.deepEqual(answersAfter(again.msg.id, moved), [{ route: SHARED_ROUTE, text: 'Shelf 10.' }]);
+      assert.equal(s.h.nc.botMessages.filter((b) => b.token === moved && b.status === 401).length, refusedBefore + 1);
+    });
+
     it('stays silent when its bot is no longer for everyone', async () => {
       const db = s.h.application.database.db;
       await db.updateTable('bots').set({ visibility: 'groups', allowed_groups: JSON.stringify(['nobody']) } as never).where('id', '=', librarian.id).execute();

@@ -84,6 +84,21 @@ describe('reply stream', () => {
     assert.equal(nc.botMessages[at]!.silent, true);
   });
 
+  it('does not retry a throttled (429) bot message: Talk throttles after refused signatures', async () => {
+    const m = nc.postMessage(token, { actorType: 'users', actorId: 'alice' }, 'question');
+    const before = nc.botMessages.length;
+    const sends = () => nc.calls.filter((c) => c.method === 'POST' && /\/bot\/[a-z0-9]+\/message$/.test(c.path)).length;
+    const sent = sends();
+    nc.failNext({ method: 'POST', path: /\/bot\/[a-z0-9]+\/message$/ }, { status: 429, body: '{"ocs":{"meta":{"status":"failure","statuscode":429,"message":""},"data":[]}}' }, 5);
+    try {
+      await assert.rejects(stream(106, false, m.id).post('Hello.'), (err: Error) => err.name === 'BotSendError');
+      assert.equal(sends() - sent, 1, 'one attempt, no retries');
+      assert.equal(nc.botMessages.length, before, 'nothing was posted');
+    } finally {
+      nc.clearInjections();
+    }
+  });
+
   it('flushes after 3 s with more than 100 characters at a sentence boundary', async () => {
     const m = nc.postMessage(token, { actorType: 'users', actorId: 'alice' }, 'question');
     const before = nc.botMessages.length;
