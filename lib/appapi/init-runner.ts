@@ -34,6 +34,26 @@ export class InitRunner {
     return this.#running;
   }
 
+  /**
+   * AppAPI enables the app inside the request that reports 100, and a proxy in front of Nextcloud may
+   * time that request out while it goes on. An error report then would mark a working install as
+   * failed (AppAPI accepts progress 0 after 100), so AppAPI's own state decides: enabled means done;
+   * otherwise the report is sent once more (AppAPI ignores a second 100 while the first one runs).
+   */
+  async #reportDone(): Promise<void> {
+    try {
+      await this.#reporter.progress(100);
+      return;
+    } catch (err) {
+      this.#logger.warn({ err }, 'the final init report failed; asking AppAPI whether the app is enabled');
+    }
+    if (await this.#reporter.enabled().catch(() => false)) {
+      this.#logger.info('AppAPI enabled the app; init is complete');
+      return;
+    }
+    await this.#reporter.progress(100);
+  }
+
   async #run(): Promise<void> {
     const total = this.#steps.length;
     let last = 0;
@@ -60,7 +80,7 @@ export class InitRunner {
         await report(base + span);
       }
       this.#logger.info('init finished, reporting 100');
-      await this.#reporter.progress(100);
+      await this.#reportDone();
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err);
       this.#logger.error({ err }, 'init failed');

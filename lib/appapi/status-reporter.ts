@@ -21,6 +21,12 @@ export class StatusReporter {
     });
   }
 
+  /** Whether AppAPI has the app enabled (`ex-app/state`, answered even while the app is disabled). */
+  async enabled(): Promise<boolean> {
+    const data = await this.#nextcloud.system().ocs<unknown>('GET', '/ocs/v1.php/apps/app_api/ex-app/state', { timeoutMs: 30_000 });
+    return data === true;
+  }
+
   async error(message: string): Promise<void> {
     await this.#nextcloud.system().ocs('PUT', '/ocs/v1.php/apps/app_api/ex-app/status', {
       body: { progress: 0, error: message.slice(0, 500) || 'initialisation failed' },

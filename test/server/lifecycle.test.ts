@@ -53,6 +53,22 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    it('does not turn a timed-out final report into a failure when AppAPI enabled the app meanwhile', async () => {
+      const slow = await startHarness({ dialect });
+      try {
+        slow.nc.appApi.finalReportTimesOut = true;
+        const init = await slow.fetch('/init', { method: 'POST', headers: slow.headers('') });
+        assert.equal(init.status, 200);
+        await waitFor(() => slow.nc.calls.some((c) => c.method === 'GET' && c.path.endsWith('/ex-app/state')), 'a look at the app state');
+        await new Promise((r) => setTimeout(r, 100));
+        assert.ok(slow.nc.statusReports.some((r) => r.progress === 100));
+        assert.deepEqual(slow.nc.statusReports.filter((r) => r.error), [], 'no error was reported after 100');
+        assert.equal(slow.nc.appApi.initState.error, '');
+      } finally {
+        await slow.close().catch(() => undefined);
+      }
+    });
+
     it('refuses lifecycle calls with a user or through the browser proxy', async () => {
       for (const headers of [h.headers('alice'), h.browserHeaders(''), h.headers('', { 'X-Origin-IP': '198.51.100.1' })]) {
         const r = await h.fetch('/enabled?enabled=0', { method: 'PUT', headers });

@@ -69,6 +69,12 @@ export class FakeAppApi {
   readonly notifications: Array<{ user: string; params: object }> = [];
   /** AppAPI's view of the install: progress reaches 100 once, then further reports are ignored. */
   readonly initState = { progress: 0, error: '' };
+  /**
+   * AppAPI enables the app inside the request that reports 100 (minutes on a slow Docker host); a
+   * reverse proxy in front of Nextcloud may give up first. Set to answer that report with a 504
+   * although AppAPI went on and enabled the app.
+   */
+  finalReportTimesOut = false;
 
   readonly #appId: string;
   readonly #talk: FakeTalk;
@@ -137,12 +143,16 @@ export class FakeAppApi {
           this.statusReports.push(error === '' ? { progress } : { progress, error });
           // Out of range throws inside AppAPI and surfaces as the generic 996.
           if (!Number.isInteger(progress) || progress < 0 || progress > 100) return internalServerError(ctx.version, ctx.format);
+          // AppAPI ignores later reports once at 100, except one with progress 0 (setAppInitProgress).
+          if (this.initState.progress === 100 && progress !== 0) return ok(ctx);
           if (error !== '') this.initState.error = error;
           else if (this.initState.progress < 100) this.initState.progress = progress;
+          if (progress === 100 && this.finalReportTimesOut) return { status: 504, headers: { 'content-type': 'text/html' }, body: '<html>Gateway Time-out</html>' };
           return ok(ctx);
         }),
       ),
-      appapi('GET', '/ex-app/state', (ctx) => ok(ctx, true)),
+      // Enabled: init reached 100 and no error was reported after it.
+      appapi('GET', '/ex-app/state', (ctx) => ok(ctx, this.initState.progress === 100 && this.initState.error === '')),
       appapi('POST', '/api/v1/log', (ctx) => {
         const level = Number(ctx.params['level']);
         if (!Number.isInteger(level) || level < 0 || level > 4) return fail(ctx, 400, 'Invalid log level');
