@@ -7,6 +7,9 @@ import type { Database } from '../storage/schema.ts';
 import { dedicatedDescription } from '../bots/dedicated-talk-bots.ts';
 import { SHARED_DESCRIPTION, SHARED_NAME, SHARED_ROUTE } from './talk-identities.ts';
 
+/** Talk's room type of a one-to-one conversation whose other participant was deleted. */
+const FORMER_ONE_TO_ONE = 5;
+
 export interface RoomSummary {
   token: string;
   displayName: string;
@@ -104,6 +107,8 @@ export class RoomBots {
     const room = await this.room(user, token);
     if (!room) throw new RoomBotError(404, 'room_not_found', 'Conversation not found');
     if (!room.isModerator) throw new RoomBotError(403, 'not_moderator', 'Only moderators of this conversation can add the bot');
+    // Talk refuses bots there with a bare 400 {error: 'room'} (BotController::enableBot).
+    if (room.type === FORMER_ONE_TO_ONE) throw new RoomBotError(409, 'room_not_supported', 'Talk does not allow bots in a former one-to-one conversation; start a group conversation instead');
     const bot = await this.#find(await this.#roomBots(user, token), route);
     if (!bot) throw new RoomBotError(409, 'talk_bot_missing', 'The Talk bot is not registered; ask an administrator to enable the app again');
     if (bot.state === 1) return { alreadyEnabled: true, talkBotId: bot.id };

@@ -262,6 +262,12 @@ for (const dialect of DIALECTS) {
       assert.equal((await w.api('teamlead', 'get', `/api/v1/talk/rooms/${room.token}/bot-status`)).body.botEnabled, true);
       assert.equal((await w.api('owner', 'get', `/api/v1/talk/rooms/${room.token}/bot-status`)).status, 404, 'not a participant');
       assert.equal((await w.api('owner', 'get', '/api/v1/talk/rooms/..%2F..%2Fcloud/bot-status')).status, 404);
+
+      // A former one-to-one conversation (its other participant was deleted): Talk allows no bots there.
+      const former = w.nc.createRoom({ name: 'Former', type: 5, participants: [{ actorId: 'teamlead', participantType: 1 }] });
+      const refused = await w.api('teamlead', 'post', `/api/v1/talk/rooms/${former.token}/enable-bot`, {});
+      assert.equal(refused.status, 409, JSON.stringify(refused.body));
+      assert.match(refused.body.error.message, /former one-to-one/);
     });
 
     it('gives only approved global bots their own Talk bot, and removes it when that stops (S14)', async () => {

@@ -7,7 +7,8 @@ import type { UserDirectory } from './users.ts';
 
 export type ActorType = 'users' | 'guests' | 'bots';
 export type ParticipantType = 1 | 2 | 3 | 4 | 5 | 6;
-export type RoomType = 1 | 2 | 3;
+// 1 one-to-one, 2 group, 3 public, 5 former one-to-one (Room::TYPE_*).
+export type RoomType = 1 | 2 | 3 | 5;
 
 export interface FakeParticipant {
   attendeeId: number;
@@ -988,6 +989,8 @@ export class FakeTalk {
           if (!(room instanceof FakeRoom)) return room;
           const bot = this.bots.get(Number(m[2]));
           if (!bot) return ocsFailure(ctx.version, ctx.format, 400, '', { error: 'bot' });
+          // BotController::enableBot: no bots in former one-to-one (or federated) conversations.
+          if (room.type === 5) return ocsFailure(ctx.version, ctx.format, 400, '', { error: 'room' });
           // Talk 19 sends no Join event on enable (capture 60).
           if (room.enabledBots.has(bot.talkId)) return ocsData(ctx.version, ctx.format, this.#formatBot(bot, 1), 200);
           room.enabledBots.add(bot.talkId);
