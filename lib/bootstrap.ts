@@ -90,6 +90,7 @@ import { personalSettingsRoutes } from './server/routes/personal-settings.ts';
 import { talkWebhookRoutes } from './talk/webhook-route.ts';
 import { dedicatedWebhookRoutes } from './talk/dedicated-webhooks.ts';
 import { IdentityGate } from './router/identity-gate.ts';
+import { UserLanguages } from './users/user-languages.ts';
 import { ToolAssignmentStore } from './tools/tool-assignments.ts';
 import { ToolRegistry } from './tools/tool-registry.ts';
 import { TraceStore } from './traces/trace-store.ts';
@@ -433,6 +434,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     confirmations,
     uploads: roomUploads,
     identityGate: new IdentityGate({ identities, bots, router, logger }),
+    languages: new UserLanguages(nextcloud),
   });
   const queueProcessor = new QueueProcessor({ queue: requestQueue, handler: processor, db, logger });
   const worker = new InboxWorker({ inbox, processor, logger, options: { concurrency: config.workerConcurrency, ...options.worker } });

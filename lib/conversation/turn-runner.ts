@@ -23,6 +23,7 @@ import type { ToolAssignmentStore } from '../tools/tool-assignments.ts';
 import type { TraceStore } from '../traces/trace-store.ts';
 import { TurnTrace } from '../traces/turn-trace.ts';
 import type { ConversationMemory, MemoryScope } from './memory.ts';
+import { llmErrorText, turnTexts } from './turn-texts.ts';
 
 /** Where a reply goes, kept with a queued turn so it can be answered later. */
 export interface ReplyTargetInfo {
@@ -100,12 +101,8 @@ export interface TurnRunnerDeps {
   traces?: TraceStore;
 }
 
-const GENERIC_ERROR = "Sorry, I'm having trouble reaching the AI service right now. Please try again later.";
-const EMPTY_AFTER_THINKING = '_(The AI finished thinking but produced no answer. Please try again.)_';
-const EMPTY = '_(No answer was received from the AI. Please try again.)_';
-
 export function rateLimitedMidTurnText(retryAfterMs: number): string {
-  return `⏳ The usage limit was reached while I was working on this. Please send your message again in about ${humanizeWait(retryAfterMs)}.`;
+  return turnTexts().usageLimitMidTurn({ wait: humanizeWait(retryAfterMs) });
 }
 
 function actorKindOf(message: ParsedMessage): ActorKind {
@@ -226,7 +223,7 @@ export class TurnRunner {
     } catch (err) {
       this.#logger.error({ err, botId: bot.id }, 'the rate limiter failed; the turn is not run');
       if (input.replay) return { status: 'error', text: '', retryable: true };
-      await stream.post(GENERIC_ERROR);
+      await stream.post(turnTexts().genericError);
       return { status: 'error', text: '' };
     }
     if (!first.ok) {
@@ -314,7 +311,7 @@ export class TurnRunner {
 
     if (error) {
       const rateLimited = error instanceof RateLimitedError ? error : null;
-      const publicMessage = rateLimited ? rateLimitedMidTurnText(rateLimited.retryAfterMs) : error instanceof LlmError ? error.publicMessage : GENERIC_ERROR;
+      const publicMessage = rateLimited ? rateLimitedMidTurnText(rateLimited.retryAfterMs) : error instanceof LlmError ? llmErrorText(error) : turnTexts().genericError;
       this.#logger.warn({ err: error, botId: bot.id, roomToken: message.roomToken }, 'turn failed');
       trace.record({ type: 'error', stage: rateLimited ? 'rate-limit' : 'turn', message: error instanceof Error ? error.message : String(error) });
       if (input.replay && !stream.committed && text === '') {
@@ -324,7 +321,7 @@ export class TurnRunner {
         return { status: 'error', text: '', retryable: true, traceId: trace.runId };
       }
       try {
-        await stream.post(stream.committed ? `⚠️ The answer was interrupted. ${publicMessage}` : publicMessage);
+        await stream.post(stream.committed ? turnTexts().interrupted({ why: publicMessage }) : publicMessage);
       } catch (postErr) {
         this.#logger.error({ err: postErr }, 'could not tell the user about the failure');
       }
@@ -334,7 +331,7 @@ export class TurnRunner {
       return { status, text, traceId: trace.runId };
     }
     if (!text.trim()) {
-      await stream.post(stream.sawThinking ? EMPTY_AFTER_THINKING : EMPTY);
+      await stream.post(stream.sawThinking ? turnTexts().emptyAfterThinking : turnTexts().empty);
       await remember(null);
       await trace.finish('partial', 'empty answer');
       return { status: 'partial', text: '', traceId: trace.runId };
@@ -377,7 +374,7 @@ export class TurnRunner {
   async #enqueue(input: TurnInput, refusal: Refusal, user: ActingUser | null): Promise<TurnResult> {
     const { bot, message, stream } = input;
     if (!this.#rate || !input.reply) {
-      await stream.post(`⏳ The AI service is at its usage limit right now. Please try again in about ${humanizeWait(refusal.retryAfterMs)}.`);
+      await stream.post(turnTexts().usageLimitNow({ wait: humanizeWait(refusal.retryAfterMs) }));
       return { status: 'error', text: '' };
     }
     const payload: QueuedTurnPayload = {

@@ -1,5 +1,6 @@
 import { sql, type Generated, type Kysely } from 'kysely';
 import { redactString } from '../log/redact.ts';
+import { localized } from '../l10n/talk-language.ts';
 import type { Database } from '../storage/schema.ts';
 
 export type QueueStatus = 'pending' | 'processing' | 'failed' | 'expired';
@@ -76,8 +77,20 @@ export const QUEUE_EXPIRED_TEXT = '⚠️ Your request expired before capacity b
 export const QUEUE_FAILED_TEXT = '⚠️ Your request could not be processed after several attempts. Please try again later.';
 export const QUEUE_BOT_GONE_TEXT = '⚠️ The bot is no longer available.';
 
-function plural(n: number, unit: string): string {
-  return `${n} ${unit}${n === 1 ? '' : 's'}`;
+// Singular and plural of each unit; German's dative after "in etwa" has the same forms.
+const WAIT_UNITS = localized({
+  en: { second: ['second', 'seconds'], minute: ['minute', 'minutes'], hour: ['hour', 'hours'] },
+  de: { second: ['Sekunde', 'Sekunden'], minute: ['Minute', 'Minuten'], hour: ['Stunde', 'Stunden'] },
+});
+
+const QUEUE_TEMPLATE = localized({
+  en: DEFAULT_QUEUE_TEMPLATE,
+  de: '⏳ Die Anfrage steht in der Warteschlange (Position {position}, etwa {wait}). Die Antwort erscheint hier, sobald wieder Kapazität frei ist.',
+});
+
+function plural(n: number, unit: 'second' | 'minute' | 'hour'): string {
+  const [one, many] = WAIT_UNITS()[unit];
+  return `${n} ${n === 1 ? one : many}`;
 }
 
 /** "1 second", "45 seconds", "3 minutes", "1 hour 5 minutes" (rounded up, so never promising too early). */
@@ -93,7 +106,8 @@ export function humanizeWait(ms: number): string {
 
 /** The user-facing queue text; an admin template may use {position} and {wait}. */
 export function renderQueueMessage(position: number, waitMs: number, template?: string | null): string {
-  const text = template && template.trim() !== '' ? template : DEFAULT_QUEUE_TEMPLATE;
+  // The admin's own template is used as written; ours follows the turn's language.
+  const text = template && template.trim() !== '' ? template : QUEUE_TEMPLATE();
   return text.replaceAll('{position}', String(position)).replaceAll('{wait}', humanizeWait(waitMs));
 }
 

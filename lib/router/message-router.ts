@@ -7,6 +7,7 @@ import { RoomInfo, type RoomFacts } from '../talk/room-info.ts';
 import { findBotMentions, stripMention } from './mention-detector.ts';
 import type { OnboardingService } from './onboarding.ts';
 import { parseResetCommand } from './reset-command.ts';
+import { routerTexts } from './router-texts.ts';
 
 export type Decision =
   | { kind: 'ignore'; reason: string }
@@ -141,7 +142,7 @@ export class MessageRouter {
     }
     if (state.onboardingStatus !== 'completed') return this.#answerOnboarding(bot, message, userText, author, roomFacts);
     if (userText === '' && message.attachments.length === 0) {
-      return { kind: 'reply', bot, text: `Yes? Write your question after @${bot.mention}.`, stateChanged: false };
+      return { kind: 'reply', bot, text: routerTexts().mentionedWithoutQuestion({ mention: bot.mention }), stateChanged: false };
     }
     return { kind: 'turn', bot, userText, preface: null, addressed: true, stateChanged: false };
   }
@@ -161,26 +162,26 @@ export class MessageRouter {
       return {
         kind: 'reply',
         bot: null,
-        text: 'Only moderators of this conversation can reset a bot here. Ask a moderator to send ((RESET)).',
+        text: routerTexts().resetOnlyModerators,
         stateChanged: false,
       };
     }
     if (mention) {
       const bot = await this.#bots.getByMention(mention);
-      if (!bot) return { kind: 'reply', bot: null, text: `There is no bot called @${mention}.`, stateChanged: false };
+      if (!bot) return { kind: 'reply', bot: null, text: routerTexts().noSuchBot({ mention }), stateChanged: false };
       await this.#onboarding.reset(bot.id, message.roomToken);
       await this.#memory.forgetRoom(bot.id, message.roomToken);
       await this.#roomData?.forgetRoom(bot.id, message.roomToken);
-      return { kind: 'reply', bot, text: `Chat with **@${bot.mention}** has been reset. Mention the bot again to start fresh.`, stateChanged: true };
+      return { kind: 'reply', bot, text: routerTexts().botReset({ mention: bot.mention }), stateChanged: true };
     }
     const states = await this.#onboarding.roomStates(message.roomToken);
-    if (states.length === 0) return { kind: 'reply', bot: null, text: 'No active bots found in this chat. Mention a bot to activate it.', stateChanged: false };
+    if (states.length === 0) return { kind: 'reply', bot: null, text: routerTexts().noActiveBots, stateChanged: false };
     for (const s of states) {
       await this.#onboarding.reset(s.botId, message.roomToken);
       await this.#memory.forgetRoom(s.botId, message.roomToken);
       await this.#roomData?.forgetRoom(s.botId, message.roomToken);
     }
-    return { kind: 'reply', bot: null, text: 'Chat has been reset. Mention a bot to start fresh.', stateChanged: true };
+    return { kind: 'reply', bot: null, text: routerTexts().chatReset, stateChanged: true };
   }
 
   async #system(message: ParsedMessage): Promise<Decision> {
@@ -195,10 +196,7 @@ export class MessageRouter {
 }
 
 function refusal(bot: Bot, reason: string): string {
-  if (reason === 'guest-not-allowed') return `Sorry, @${bot.mention} is not available to guests.`;
-  if (reason === 'inactive') return `Sorry, @${bot.mention} is currently switched off.`;
-  if (reason === 'owner-unavailable') return `Sorry, @${bot.mention} is not available: the account that owns it is disabled or deleted. An administrator can help.`;
-  return `Sorry, you don't have access to @${bot.mention}. Ask its owner or an administrator to share it with you.`;
+  return routerTexts().refusal({ mention: bot.mention, reason });
 }
 
 function lazy<T>(fn: () => Promise<T>): () => Promise<T> {

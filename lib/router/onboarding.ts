@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { Bot } from '../bots/bot-store.ts';
 import type { Database, RoomStatesTable } from '../storage/schema.ts';
 import { stripMention } from './mention-detector.ts';
+import { routerTexts } from './router-texts.ts';
 import { PreparedQuery } from '../storage/prepared-query.ts';
 
 export interface QuestionAnswer {
@@ -185,7 +186,6 @@ export interface OnboardingResult {
 
 export type OnboardingBot = Pick<Bot, 'id' | 'displayName' | 'mention' | 'onboardingQuestions'>;
 
-const RESET_HINT = 'Send `((RESET))` at any time to start over.';
 const CONTEXT_VALUE_CAP = MAX_TEXT_LENGTH;
 
 function parseAnswers(text: string): OnboardingAnswer[] {
@@ -235,7 +235,7 @@ export function parseModeChoice(text: string): ResponseMode | null {
 function formatQuestion(q: Question): string {
   const lines = [`**${q.text}**`, ''];
   for (const a of q.answers) {
-    if (a.type === 'free_text') lines.push(`- Or write your own answer: ${a.text}`);
+    if (a.type === 'free_text') lines.push(`- ${routerTexts().ownAnswer({ hint: a.text })}`);
     else if (a.id.toLowerCase() === a.text.toLowerCase()) lines.push(`- **${a.text}**`);
     else lines.push(`- **${a.text}** (\`${a.id}\`)`);
   }
@@ -325,14 +325,7 @@ export class OnboardingService {
       .values({ bot_id: bot.id, room_token: roomToken, created_at: now, ...fresh })
       .onConflict((oc) => oc.columns(['bot_id', 'room_token']).doUpdateSet({ ...fresh, created_at: now }))
       .execute();
-    return [
-      `Hi, I'm **${bot.displayName}**. How should I respond in this conversation?`,
-      '',
-      `**A**: only when someone mentions @${bot.mention}`,
-      '**B**: to every message in this room',
-      '',
-      `Reply with **A** or **B**. ${RESET_HINT}`,
-    ].join('\n');
+    return routerTexts().onboardingIntro({ name: bot.displayName, mention: bot.mention });
   }
 
   /** Handles one reply during onboarding. Runs in a transaction so two quick replies cannot both advance the same step. */
@@ -415,26 +408,17 @@ export class OnboardingService {
   #chooseMode(bot: OnboardingBot, state: RoomState, input: string, actor: OnboardingActor): Step {
     const mode = parseModeChoice(input);
     if (mode === null) {
-      return {
-        kind: 'reply',
-        reply: `Please reply with **A** (I answer only when someone mentions @${bot.mention}) or **B** (I answer every message in this room).`,
-      };
+      return { kind: 'reply', reply: routerTexts().chooseMode({ mention: bot.mention }) };
     }
     if (mode === 'always' && !actor.canDecideRoomMode) {
-      return {
-        kind: 'reply',
-        reply: [
-          `Only a moderator of this conversation can let **${bot.displayName}** answer every message.`,
-          `Reply with **A** and I will answer whenever someone mentions @${bot.mention}, or ask a moderator to choose **B**.`,
-        ].join(' '),
-      };
+      return { kind: 'reply', reply: routerTexts().onlyModeratorsChooseB({ name: bot.displayName, mention: bot.mention }) };
     }
-    const chosen = mode === 'always' ? 'Got it: I will answer every message in this room.' : `Got it: I will answer when someone mentions @${bot.mention}.`;
+    const chosen = routerTexts().modeChosen({ always: mode === 'always', mention: bot.mention });
     const first = this.#question(bot, bot.onboardingQuestions?.start ?? null, []);
     if (!first) return { kind: 'advance', reply: '', state: { ...state, responseMode: mode, onboardingStatus: 'completed', currentQuestionId: null } };
     return {
       kind: 'advance',
-      reply: `${chosen}\n\nA few questions first:\n\n${formatQuestion(first)}`,
+      reply: `${chosen}\n\n${routerTexts().questionsFirst}\n\n${formatQuestion(first)}`,
       state: { ...state, responseMode: mode, onboardingStatus: 'questions', currentQuestionId: first.id },
     };
   }
@@ -446,7 +430,7 @@ export class OnboardingService {
       return { kind: 'advance', reply: '', state: { ...state, onboardingStatus: 'completed', currentQuestionId: null } };
     }
     const match = matchAnswer(question, input);
-    if (!match) return { kind: 'reply', reply: `Please choose one of these answers:\n\n${formatQuestion(question)}` };
+    if (!match) return { kind: 'reply', reply: `${routerTexts().chooseAnswer}\n\n${formatQuestion(question)}` };
     const answers = [
       ...state.answers,
       {
@@ -469,9 +453,7 @@ export class OnboardingService {
   }
 
   #completionText(bot: OnboardingBot, mode: ResponseMode, hasDeferred: boolean): string {
-    const how = mode === 'always' ? 'I will answer every message in this conversation.' : `Mention @${bot.mention} whenever you need me.`;
-    const deferred = hasDeferred ? ' Now to your first message.' : '';
-    return `Thanks, **${bot.displayName}** is set up. ${how} ${RESET_HINT}${deferred}`;
+    return routerTexts().setUp({ name: bot.displayName, always: mode === 'always', mention: bot.mention, deferred: hasDeferred });
   }
 }
 

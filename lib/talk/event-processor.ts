@@ -10,15 +10,18 @@ import type { MessageRouter } from '../router/message-router.ts';
 import type { QueuedTurnPayload, TurnRunner } from '../conversation/turn-runner.ts';
 import type { BotSender } from './bot-sender.ts';
 import type { Inbox, InboxEvent } from './inbox.ts';
-import type { MessageVerifier } from './message-verifier.ts';
+import type { MessageVerifier, VerificationResult } from './message-verifier.ts';
 import type { ParsedMessage } from './message-parser.ts';
 import type { ReplyLog, LoggedChunk } from './reply-log.ts';
 import { ReplySanitizer } from './reply-sanitizer.ts';
 import { ReplyStream, type ReplyTarget } from './reply-stream.ts';
+import { talkTexts } from './talk-texts.ts';
 import type { RoomInfo } from './room-info.ts';
 import type { RoutingIndex } from './routing-index.ts';
 import type { TalkIdentities } from './talk-identities.ts';
 import type { ConfirmationService } from '../confirmations/confirmation-service.ts';
+import { talkLanguageOf, withTalkLanguage } from '../l10n/talk-language.ts';
+import type { UserLanguages } from '../users/user-languages.ts';
 
 export type ProcessOutcome = 'answered' | 'ignored' | 'unverified' | 'duplicate' | 'stale';
 
@@ -31,7 +34,7 @@ export interface ProcessorOptions {
   referenceSalt: string;
 }
 
-export const STALE_REPLY = "Sorry, this took too long to process. Please send your message again if you still need an answer.";
+export { STALE_REPLY } from './talk-texts.ts';
 
 /**
  * One inbox event: confirm it with Talk (S3), claim it as handled, route it,
@@ -62,6 +65,8 @@ export interface ProcessorDeps {
   /** Documents and images of a turn's message, queued for the bot's room search (knowledge); never awaited past the enqueue. */
   uploads?: { onTurn(bot: Bot, message: ParsedMessage, author: ActingUser | null): Promise<void> };
   access?: BotAccessPolicy;
+  /** The author's Nextcloud language, for the fixed texts of a turn (English when absent). */
+  languages?: Pick<UserLanguages, 'of'>;
 }
 
 export class EventProcessor implements QueuedTurnHandler {
@@ -88,7 +93,15 @@ export class EventProcessor implements QueuedTurnHandler {
     if (gate && !gate.allowed) return 'ignored';
     if (!(await d.inbox.markHandled(event))) return 'duplicate';
     await d.identities.sawRoom(event.roomToken, event.route);
+    // Fixed texts of this turn (onboarding, refusals, errors) in the author's Nextcloud language.
+    const language = talkLanguageOf(verified.author && d.languages ? await d.languages.of(verified.author) : null);
+    const onlyBot = gate?.allowed ? gate.botId : null;
+    return withTalkLanguage(language, () => this.#handle(event, verified, witness, onlyBot));
+  }
 
+  /** `onlyBot`: the delivery came through this bot's own Talk identity, so only it may answer (S14). */
+  async #handle(event: InboxEvent, verified: Extract<VerificationResult, { ok: true }>, witness: string | null, onlyBot: string | null): Promise<ProcessOutcome> {
+    const d = this.#deps;
     const message = verified.message;
     if (d.confirmations) {
       const confirmed = await d.confirmations.handleReply(message, { author: verified.author, deliveredType: event.payload.type });
@@ -103,7 +116,7 @@ export class EventProcessor implements QueuedTurnHandler {
     const decision = await d.router.route({ message, author: verified.author });
     if (decision.kind !== 'ignore' && decision.stateChanged) await d.index.refresh();
     if (decision.kind === 'ignore') return 'ignored';
-    if (gate?.allowed && gate.botId !== null && decision.bot !== null && decision.bot.id !== gate.botId) return 'ignored';
+    if (onlyBot !== null && decision.bot !== null && decision.bot.id !== onlyBot) return 'ignored';
 
     const route = decision.bot ? await d.identities.replyRoute(event.roomToken, decision.bot.id, event.route) : event.route;
     const previous = await this.#reconcile(event.id, event.roomToken, message, witness);
@@ -112,7 +125,7 @@ export class EventProcessor implements QueuedTurnHandler {
     const postedBefore = previous.filter((c) => c.posted);
 
     if (d.now() - event.receivedAt > d.options.maxAgeMs && postedBefore.length === 0) {
-      await stream.post(STALE_REPLY);
+      await stream.post(talkTexts().staleReply);
       return 'stale';
     }
     if (decision.kind === 'reply') {
@@ -158,6 +171,13 @@ export class EventProcessor implements QueuedTurnHandler {
     if (d.access && !(await d.access.canUse(bot, { kind: message.actor.kind, uid: message.actor.id })).allowed) return { kind: 'gone' };
     const author = request.uid !== null && message.actor.kind === 'user' && message.actor.id === request.uid ? issueForStoredPrincipal(request.uid) : null;
 
+    const language = talkLanguageOf(author && d.languages ? await d.languages.of(author) : null);
+    return withTalkLanguage(language, () => this.#replay(request, bot, payload, author));
+  }
+
+  async #replay(request: QueuedRequest, bot: Bot, payload: QueuedTurnPayload, author: ActingUser | null): Promise<ReplayOutcome> {
+    const d = this.#deps;
+    const message = payload.message;
     const replyId = -request.id;
     const witness = await this.#roomWitness(request.roomToken);
     const previous = await this.#reconcile(replyId, request.roomToken, message, witness);

@@ -4,7 +4,8 @@ import { splitForTalk } from './message-splitter.ts';
 import { ReplyChunker } from './reply-chunker.ts';
 import type { ReplyLog, LoggedChunk } from './reply-log.ts';
 import type { ReplySanitizer } from './reply-sanitizer.ts';
-import { THINKING_PLACEHOLDER, ThinkFilter } from './think-filter.ts';
+import { talkTexts } from './talk-texts.ts';
+import { ThinkFilter } from './think-filter.ts';
 
 export interface ReplyTarget {
   inboxId: number;
@@ -81,7 +82,7 @@ export class ReplyStream {
       this.#sawThinking = true;
       if (!this.#placeholderSent && !this.committed) {
         this.#placeholderSent = true;
-        await this.post(THINKING_PLACEHOLDER, false);
+        await this.post(talkTexts().thinking, false);
       }
     }
     if (!text) return;

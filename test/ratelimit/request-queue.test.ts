@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { withTalkLanguage } from '../../lib/l10n/talk-language.ts';
 import { describe, it } from 'node:test';
 import type { Kysely } from 'kysely';
 import {
@@ -56,6 +57,17 @@ describe('queue message', () => {
     assert.equal(humanizeWait(61_000), '2 minutes');
     assert.equal(humanizeWait(3_600_000), '1 hour');
     assert.equal(humanizeWait(3_600_000 + 5 * MIN), '1 hour 5 minutes');
+  });
+
+  it("speaks the turn's language, and keeps the admin's template as written", () => {
+    withTalkLanguage('de', () => {
+      assert.equal(humanizeWait(0), '1 Sekunde');
+      assert.equal(humanizeWait(61_000), '2 Minuten');
+      assert.equal(humanizeWait(3_600_000 + 1 * MIN), '1 Stunde 1 Minute');
+      assert.equal(renderQueueMessage(3, 120_000), '⏳ Die Anfrage steht in der Warteschlange (Position 3, etwa 2 Minuten). Die Antwort erscheint hier, sobald wieder Kapazität frei ist.');
+      assert.equal(renderQueueMessage(3, 120_000, 'Queue #{position}'), 'Queue #3');
+    });
+    assert.equal(humanizeWait(61_000), '2 minutes', 'English outside a German turn');
   });
 });
 
