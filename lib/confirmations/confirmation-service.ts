@@ -15,6 +15,7 @@ import type { ParsedMessage } from '../talk/message-parser.ts';
 import type { InvocationContext, ToolResult } from '../tools/tool-provider.ts';
 import { actionHash, canonicalJson } from './canonical.ts';
 import { ConfirmationStore, type ConfirmationRow } from './confirmation-store.ts';
+import { confirmationTexts, type ConfirmationTexts } from './confirmation-texts.ts';
 
 export const CONFIRMATION_TTL_MS = 10 * 60_000;
 /** How long after expiry a late reply is still answered with the reason. */
@@ -179,6 +180,13 @@ function hhmm(ms: number): string {
   return new Date(ms).toISOString().slice(11, 16);
 }
 
+/** The turn language's reply words when the parser accepts them (with `words`), else "yes"/"no". */
+function replyWords(t: ConfirmationTexts, words: ConfirmationOptions): { yes: string; no: string } {
+  const yes = parseConfirmationReply(`${t.words.yes} 0000`, words)?.answer === 'yes' ? t.words.yes : 'yes';
+  const no = parseConfirmationReply(t.words.no, words)?.answer === 'no' ? t.words.no : 'no';
+  return { yes, no };
+}
+
 function parseJsonObject(text: string): Record<string, unknown> {
   const v: unknown = JSON.parse(text);
   return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
@@ -314,15 +322,18 @@ export class ConfirmationService {
     const bot = (await this.#opts.bots?.get(ctx.botId).catch(() => null)) ?? null;
     const say = (words: string): string => (bot ? `@${bot.mention} ${words}` : words);
     const minutes = Math.round(this.#ttlMs / 60_000);
+    const t = confirmationTexts();
+    const replies = replyWords(t, await this.#words());
     const text = [
-      `🔐 **Confirmation needed** (code ${code})`,
-      `${bot ? `@${bot.mention}` : 'The bot'} was asked to ${action.description}.`,
-      `This needs your confirmation because it means ${action.reason}.`,
-      `Only ${user.uid} can confirm it, in this conversation, within ${minutes} minutes (until ${hhmm(expiresAt)} UTC): answer \`${say(`yes ${code}`)}\` to go ahead, or \`${say('no')}\` to cancel.`,
-      ...(superseded.length > 0 ? ['Your previous pending request in this conversation is cancelled.'] : []),
+      t.requestTitle({ code }),
+      t.requestAction({ mention: bot ? bot.mention : null, description: action.description }),
+      t.requestReason({ reason: action.reason }),
+      t.requestHowTo({ uid: user.uid, minutes, time: hhmm(expiresAt), confirm: say(`${replies.yes} ${code}`), cancel: say(replies.no) }),
+      ...(superseded.length > 0 ? [t.requestSupersedes()] : []),
     ].join('\n');
     const oneToOne = this.#opts.isOneToOne ? await this.#opts.isOneToOne(user, ctx.roomToken).catch(() => false) : false;
-    return { id, code, expiresAt, text, notification: oneToOne ? null : this.#notification(id, code, action, expiresAt, ctx.roomToken), superseded };
+    const notification = oneToOne ? null : this.#notification(t, replies, id, code, action, expiresAt, ctx.roomToken);
+    return { id, code, expiresAt, text, notification, superseded };
   }
 
   async #seal(id: string, secrets: Record<string, string> | undefined): Promise<string | null> {
@@ -340,7 +351,7 @@ export class ConfirmationService {
     return out;
   }
 
-  #notification(id: string, code: string, action: ProposedAction, expiresAt: number, roomToken: string): NotificationPayload {
+  #notification(t: ConfirmationTexts, replies: { yes: string; no: string }, id: string, code: string, action: ProposedAction, expiresAt: number, roomToken: string): NotificationPayload {
     const base = this.#nextcloud.baseUrl.replace(/\/+$/, '').replace(/\/index\.php$/, '');
     return {
       params: {
@@ -348,9 +359,9 @@ export class ConfirmationService {
         object_id: id,
         subject_type: `${this.#appId}_confirmation`,
         subject_params: {
-          rich_subject: 'Confirmation needed: {action}',
+          rich_subject: t.notificationSubject(),
           rich_subject_params: { action: { type: 'highlight', id, name: action.description.slice(0, 300) } },
-          rich_message: `To go ahead, answer "yes ${code}" to the bot in the conversation before ${hhmm(expiresAt)} UTC. If you did not ask for this, answer "no".`,
+          rich_message: t.notificationMessage({ ...replies, code, time: hhmm(expiresAt) }),
           rich_message_params: {},
           link: `${base}/index.php/call/${encodeURIComponent(roomToken)}`,
         },
@@ -406,6 +417,7 @@ export class ConfirmationService {
     const bare = parsed === null && parseConfirmationReply(`${message.rawText} 0000`, words)?.answer === 'yes';
     if (parsed === null && !bare) return { handled: false };
 
+    const t = confirmationTexts();
     const now = this.#now();
     const author = context.author;
     const isUser = message.actor.kind === 'user' && author !== null && author.uid === message.actor.id;
@@ -414,7 +426,7 @@ export class ConfirmationService {
 
     if (!isUser) {
       const theirs = code ? rows.find((r) => r.room_token === message.roomToken && r.status === 'pending' && r.code === code) : undefined;
-      return theirs ? this.#answer('not-yours', theirs, `This confirmation belongs to ${theirs.user_uid}; only they can confirm it. Nothing was done.`) : { handled: false };
+      return theirs ? this.#answer('not-yours', theirs, t.notYours({ uid: theirs.user_uid })) : { handled: false };
     }
 
     const uid = author.uid;
@@ -426,13 +438,13 @@ export class ConfirmationService {
     if (parsed?.answer === 'no') {
       if (!active) return { handled: false };
       const cancelled = await this.#store.transition(active.id, 'pending', 'cancelled', now);
-      return cancelled ? this.#answer('cancelled', active, `Cancelled. Nothing was done: ${active.description}.`) : this.#answer('already-used', active, 'That request is no longer pending.');
+      return cancelled ? this.#answer('cancelled', active, t.cancelled({ description: active.description })) : this.#answer('already-used', active, t.noLongerPending());
     }
 
     if (bare) {
       if (!active) return { handled: false };
       if (Number(active.expires_at) <= now) return this.#expire(active, now);
-      return this.#answer('missing-code', active, 'Nothing was done yet: to confirm, answer with "yes" and the code from the confirmation request, for example `yes 1234`.');
+      return this.#answer('missing-code', active, t.missingCode({ yes: replyWords(t, words).yes }));
     }
 
     if (active && code !== null) {
@@ -440,9 +452,9 @@ export class ConfirmationService {
       if (active.code !== code) {
         const attempts = await this.#store.countAttempt(active.id, now);
         if (attempts >= this.#maxAttempts && (await this.#store.transition(active.id, 'pending', 'cancelled', now))) {
-          return this.#answer('cancelled', active, 'That code is wrong too often; the request is cancelled and nothing was done. Ask again if you still want it.');
+          return this.#answer('cancelled', active, t.tooManyWrongCodes());
         }
-        return this.#answer('code-mismatch', active, 'That code does not match your pending request. Nothing was done; check the code in the confirmation request.');
+        return this.#answer('code-mismatch', active, t.codeMismatch());
       }
       return this.#run(active, message, author, now);
     }
@@ -450,21 +462,21 @@ export class ConfirmationService {
     const sameCode = mineAddressed.find((r) => r.code === code);
     if (sameCode) {
       if (sameCode.status === 'running' && sameCode.consumed_message_id === message.messageId.slice(0, 32)) {
-        return this.#answer('interrupted', sameCode, 'This confirmation was being carried out when the service restarted. It is not repeated; please check whether it happened before asking again.');
+        return this.#answer('interrupted', sameCode, t.interrupted());
       }
-      if (sameCode.status === 'running' || sameCode.status === 'done' || sameCode.status === 'failed') return this.#answer('already-used', sameCode, 'That confirmation was already used; it runs only once.');
-      if (sameCode.status === 'cancelled') return this.#answer('cancelled', sameCode, 'That request was cancelled; nothing was done. Ask again if you still want it.');
-      if (sameCode.status === 'superseded') return this.#answer('superseded', sameCode, 'That request was replaced by a newer one; only the latest request can be confirmed.');
-      return this.#answer('expired', sameCode, 'That confirmation expired; nothing was done. Ask again if you still want it.');
+      if (sameCode.status === 'running' || sameCode.status === 'done' || sameCode.status === 'failed') return this.#answer('already-used', sameCode, t.alreadyUsed());
+      if (sameCode.status === 'cancelled') return this.#answer('cancelled', sameCode, t.requestCancelled());
+      if (sameCode.status === 'superseded') return this.#answer('superseded', sameCode, t.superseded());
+      return this.#answer('expired', sameCode, t.expired());
     }
     const someoneElses = rows.find((r) => r.room_token === message.roomToken && r.user_uid !== uid && r.code === code && r.status === 'pending');
-    if (someoneElses) return this.#answer('not-yours', someoneElses, `This confirmation belongs to ${someoneElses.user_uid}; only they can confirm it. Nothing was done.`);
+    if (someoneElses) return this.#answer('not-yours', someoneElses, t.notYours({ uid: someoneElses.user_uid }));
     const elsewhere = rows.find((r) => r.user_uid === uid && r.room_token !== message.roomToken && r.code === code);
-    if (elsewhere) return this.#answer('other-room', elsewhere, 'That confirmation was requested in another conversation; answer there. Nothing was done here.', true);
+    if (elsewhere) return this.#answer('other-room', elsewhere, t.otherRoom(), true);
     const otherBot = mine.find((r) => r.code === code && r.status === 'pending');
     if (otherBot) {
       const bot = await this.#opts.bots?.get(otherBot.bot_id).catch(() => null);
-      return this.#answer('not-addressed', otherBot, `Nothing was done: this confirmation is for ${bot ? `@${bot.mention}` : 'another bot'}; answer that bot.`);
+      return this.#answer('not-addressed', otherBot, t.notAddressed({ mention: bot ? bot.mention : null }));
     }
     return { handled: false };
   }
@@ -481,7 +493,7 @@ export class ConfirmationService {
 
   async #expire(row: ConfirmationRow, now: number): Promise<ReplyOutcome> {
     await this.#store.transition(row.id, 'pending', 'expired', now);
-    return this.#answer('expired', row, 'That confirmation expired; nothing was done. Ask again if you still want it.');
+    return this.#answer('expired', row, confirmationTexts().expired());
   }
 
   #answer(status: ReplyStatus, row: ConfirmationRow, reply: string, otherRoom = false): ReplyOutcome {
@@ -490,41 +502,42 @@ export class ConfirmationService {
   }
 
   async #run(row: ConfirmationRow, message: ParsedMessage, user: ActingUser, now: number): Promise<ReplyOutcome> {
+    const t = confirmationTexts();
     // Consumed before anything runs, in its own transaction: a resumed or repeated reply finds it used.
     if (!(await this.#store.consume(row.id, message.messageId, now))) {
-      return this.#answer('already-used', row, 'That confirmation was already used; it runs only once.');
+      return this.#answer('already-used', row, t.alreadyUsed());
     }
     const action = toStored(row);
     // What leaves this method never carries the unsealed secrets.
     const publicAction = toStored(row);
     const finish = async (status: 'done' | 'failed', text: string, result?: ToolResult): Promise<ReplyOutcome> => {
       await this.#store.transition(row.id, 'running', status, this.#now(), text.slice(0, MAX_RESULT_CHARS));
-      const reply = status === 'done' ? `✅ Done: ${action.description}.` : `Not done: ${action.description}.\n${text}`;
+      const reply = status === 'done' ? t.done({ description: action.description }) : t.notDone({ description: action.description, detail: text });
       return { handled: true, status: status === 'done' ? 'executed' : 'failed', botId: row.bot_id, reply, action: publicAction, ...(result ? { result } : {}) };
     };
     const recomputed = actionHash({ userUid: action.userUid, botId: action.botId, roomToken: action.roomToken, providerId: action.providerId, tool: action.tool, args: action.args, binding: action.binding, sealed: row.sealed_secrets, execution: row.execution ?? null });
     if (recomputed !== row.action_hash || action.userUid !== user.uid || action.roomToken !== message.roomToken) {
       this.#opts.logger?.error({ confirmation: row.id }, 'stored action does not match its hash; refused');
-      return finish('failed', 'The stored action failed its integrity check.');
+      return finish('failed', t.integrityFailed());
     }
     if (this.#opts.authorize) {
       const auth = await this.#opts.authorize(action, user).catch((err: unknown) => ({ ok: false as const, reason: err instanceof Error ? err.message : 'authorisation check failed' }));
-      if (!auth.ok) return finish('failed', `You are no longer allowed to do this: ${auth.reason}`);
+      if (!auth.ok) return finish('failed', t.noLongerAllowed({ reason: auth.reason }));
     }
     const executor = this.#executors.get(action.providerId);
-    if (!executor) return finish('failed', 'The tool that prepared this action is not available any more.');
+    if (!executor) return finish('failed', t.toolUnavailable());
     let result: ToolResult;
     try {
       action.secrets = await this.#unseal(row);
     } catch (err) {
       this.#opts.logger?.error({ err, confirmation: row.id }, 'the secret of a confirmed action cannot be opened');
-      return finish('failed', 'A secret this action needs could not be read; nothing was done.');
+      return finish('failed', t.secretUnreadable());
     }
     try {
       result = await executor.executeConfirmed(action, user);
     } catch (err) {
       this.#opts.logger?.warn({ err, confirmation: row.id, tool: action.tool }, 'confirmed action failed');
-      return finish('failed', 'The action failed.');
+      return finish('failed', t.actionFailed());
     }
     const text = firstText(result);
     return result.isError ? finish('failed', text, result) : finish('done', text, result);

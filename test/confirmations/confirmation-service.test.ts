@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { ConfirmationService, type ReplyOutcome } from '../../lib/confirmations/confirmation-service.ts';
 import { createOwnReferenceId, isOwnReferenceId } from '../../lib/confirmations/reference-ids.ts';
+import { withTalkLanguage } from '../../lib/l10n/talk-language.ts';
 import { NextcloudClient } from '../../lib/nextcloud/client.ts';
 import { issueFromConfirmedTalkAuthor } from '../../lib/nextcloud/identity.ts';
 import { normalizeActor, type Attachment, type ParsedMessage } from '../../lib/talk/message-parser.ts';
@@ -371,6 +372,85 @@ for (const dialect of DIALECTS) {
       const unrelated = await reply('@tutor ok 9999', { room: 'room-q', uid: 'bob' });
       assert.equal(unrelated.handled, false);
       assert.equal(nc.dav.files.read('alice', 'a/guest.txt'), 'content of a/guest.txt');
+    });
+
+    it('writes the request, the notification and the replies in German within a German turn, and English outside', async () => {
+      const replyText = (o: ReplyOutcome): string => (o.handled ? o.reply : '');
+      const subject = () => (nc.notifications.at(-1)?.params as { subject_params?: { rich_subject?: string; rich_message?: string } } | undefined)?.subject_params;
+      // Rooms of their own: earlier tests leave pending requests in room-a.
+      let room = 'room-de';
+      const answer = (raw: string, opts: Parameters<typeof reply>[1] = {}) => reply(raw, { room, ...opts });
+      const requestIn = async (path: string): Promise<{ code: string; lines: string[] }> => {
+        nc.dav.files.putFile('alice', path, `content of ${path}`);
+        await provider.executeTool('files_delete', { path }, {}, ctx('alice', room));
+        const text = posts.at(-1)?.text ?? '';
+        const code = /\((?:code|Code) (\d{4,6})\)/.exec(text)?.[1];
+        assert.ok(code, text);
+        return { code, lines: text.split('\n') };
+      };
+
+      await withTalkLanguage('de', async () => {
+        const first = await requestIn('de/erste.txt');
+        assert.deepEqual(first.lines.slice(0, 1), [`🔐 **Bestätigung erforderlich** (Code ${first.code})`]);
+        assert.match(first.lines[1] ?? '', /^Auftrag an @tutor: delete the file \/de\/erste\.txt \(file id \d+\) to the trash bin\.$/);
+        assert.equal(first.lines[2], 'Grund für die Bestätigung: deleting a file.');
+        assert.equal(
+          first.lines[3],
+          `Bestätigen kann nur alice, in dieser Unterhaltung und innerhalb von 10 Minuten (bis 09:10 UTC): Zum Ausführen mit \`@tutor ja ${first.code}\` antworten, zum Abbrechen mit \`@tutor nein\`.`,
+        );
+        assert.equal(first.lines.length, 4);
+        assert.equal(subject()?.rich_subject, 'Bestätigung erforderlich: {action}');
+        assert.equal(subject()?.rich_message, `Zum Ausführen dem Bot in der Unterhaltung bis 09:10 UTC mit „ja ${first.code}“ antworten. Falls das nicht angefragt wurde, mit „nein“ antworten.`);
+
+        const wrong = first.code === '1111' ? '2222' : '1111';
+        const mismatch = await answer(`@tutor ja ${wrong}`);
+        assert.equal(mismatch.handled && mismatch.status, 'code-mismatch');
+        assert.equal(replyText(mismatch), 'Dieser Code passt nicht zur offenen Anfrage. Es wurde nichts ausgeführt; bitte den Code in der Bestätigungsanfrage prüfen.');
+        const bare = await answer('@tutor ja');
+        assert.equal(replyText(bare), 'Bisher wurde nichts ausgeführt: Zum Bestätigen mit „ja“ und dem Code aus der Bestätigungsanfrage antworten, zum Beispiel `ja 1234`.');
+        const bob = await answer(`@tutor ja ${first.code}`, { uid: 'bob' });
+        assert.equal(replyText(bob), 'Diese Bestätigung ist für alice bestimmt; nur diese Person kann sie erteilen. Es wurde nichts ausgeführt.');
+
+        // The reply the request suggests is the one that runs it.
+        const done = await answer(`@tutor ja ${first.code}`);
+        assert.equal(done.handled && done.status, 'executed', JSON.stringify(done));
+        assert.match(replyText(done), /^✅ Erledigt: delete the file \/de\/erste\.txt \(file id \d+\) to the trash bin\.$/);
+        assert.equal(nc.dav.files.read('alice', 'de/erste.txt'), null);
+        assert.equal(replyText(await answer(`@tutor ja ${first.code}`)), 'Diese Bestätigung wurde bereits verwendet; sie wird nur einmal ausgeführt.');
+
+        const older = await requestIn('de/zweite.txt');
+        const newer = await requestIn('de/dritte.txt');
+        assert.equal(newer.lines.at(-1), 'Die vorherige offene Anfrage in dieser Unterhaltung ist damit abgebrochen.');
+        const no = await answer('@tutor nein');
+        assert.equal(no.handled && no.status, 'cancelled');
+        assert.match(replyText(no), /^Abgebrochen\. Nicht ausgeführt: delete the file \/de\/dritte\.txt \(file id \d+\) to the trash bin\.$/);
+        assert.equal(replyText(await answer(`@tutor ja ${older.code}`)), 'Diese Anfrage wurde durch eine neuere ersetzt; nur die neueste Anfrage kann bestätigt werden.');
+        assert.equal(replyText(await answer(`@tutor ja ${newer.code}`)), 'Diese Anfrage wurde abgebrochen; es wurde nichts ausgeführt. Bei Bedarf bitte neu anfragen.');
+
+        const late = await requestIn('de/spaet.txt');
+        clock += 10 * 60_000;
+        assert.equal(replyText(await answer(`@tutor ja ${late.code}`)), 'Diese Bestätigung ist abgelaufen; es wurde nichts ausgeführt. Bei Bedarf bitte neu anfragen.');
+
+        const denied = await requestIn('de/verboten.txt');
+        const refusing = build(async () => ({ ok: false, reason: 'the bot was switched off' })).service;
+        const failed = await refusing.handleReply(message(`@tutor ja ${denied.code}`, { room }), { author: issueFromConfirmedTalkAuthor('alice'), deliveredType: 'Create' });
+        assert.equal(failed.handled && failed.status, 'failed');
+        assert.match(replyText(failed), /^Nicht ausgeführt: delete the file \/de\/verboten\.txt \(file id \d+\) to the trash bin\.\nDafür fehlt inzwischen die Berechtigung: the bot was switched off$/);
+      });
+
+      // Outside a German turn everything stays English.
+      room = 'room-en';
+      const english = await requestIn('en/file.txt');
+      assert.equal(english.lines[0], `🔐 **Confirmation needed** (code ${english.code})`);
+      assert.match(english.lines[1] ?? '', /^@tutor was asked to delete the file \/en\/file\.txt \(file id \d+\) to the trash bin\.$/);
+      assert.equal(english.lines[2], 'This needs your confirmation because it means deleting a file.');
+      assert.match(english.lines[3] ?? '', new RegExp(`^Only alice can confirm it, in this conversation, within 10 minutes \\(until \\d\\d:\\d\\d UTC\\): answer \`@tutor yes ${english.code}\` to go ahead, or \`@tutor no\` to cancel\\.$`));
+      assert.equal(subject()?.rich_subject, 'Confirmation needed: {action}');
+      assert.match(subject()?.rich_message ?? '', new RegExp(`^To go ahead, answer "yes ${english.code}" to the bot in the conversation before \\d\\d:\\d\\d UTC\\. If you did not ask for this, answer "no"\\.$`));
+      const wrong = english.code === '1111' ? '2222' : '1111';
+      assert.equal(replyText(await answer(`@tutor ja ${wrong}`)), 'That code does not match your pending request. Nothing was done; check the code in the confirmation request.');
+      assert.equal(replyText(await answer('@tutor yes')), 'Nothing was done yet: to confirm, answer with "yes" and the code from the confirmation request, for example `yes 1234`.');
+      assert.match(replyText(await answer('@tutor nein')), /^Cancelled\. Nothing was done: delete the file \/en\/file\.txt/);
     });
 
     it('the stored action is bound by its hash: a tampered row is refused', async () => {
