@@ -15,6 +15,7 @@ import type { ReplySink } from './reply-sink.ts';
 import { extractTextToolCalls, ToolMarkupStreamFilter, type TextToolSpec } from './text-tool-calls.ts';
 import { initialToolChoice, type ToolChoicePlan } from './tool-choice.ts';
 import { sanitizeAssistantText, toolResultText, truncateUtf8Chars } from './tool-output.ts';
+import { localized } from '../l10n/talk-language.ts';
 
 /** What the loop needs of the ChatClient. */
 export interface AgentChat {
@@ -138,9 +139,12 @@ const FINAL_RESPONSE_REQUIRED = [
   "Answer in the language of the user's latest message.",
 ].join('\n');
 
+const PROGRESS_WORDS = localized({ en: { one: 'Using tool', many: 'Using tools' }, de: { one: 'Verwende Werkzeug', many: 'Verwende Werkzeuge' } });
+
 export function progressLine(names: readonly string[]): string {
   const unique = [...new Set(names)];
-  return unique.length === 1 ? `${PROGRESS_PREFIX} Using tool: ${unique[0]}…` : `${PROGRESS_PREFIX} Using tools: ${unique.join(', ')}…`;
+  const words = PROGRESS_WORDS();
+  return unique.length === 1 ? `${PROGRESS_PREFIX} ${words.one}: ${unique[0]}…` : `${PROGRESS_PREFIX} ${words.many}: ${unique.join(', ')}…`;
 }
 
 function parseArgs(raw: unknown): Record<string, unknown> {

@@ -1,6 +1,7 @@
 // Deleting a bot removes everything that belongs to it; upstream leaves orphans, we do not.
 import type { Kysely } from 'kysely';
 import type { Logger } from '../log/logger.ts';
+import { localized } from '../l10n/talk-language.ts';
 import type { QueuedRequest } from '../ratelimit/request-queue.ts';
 import type { Database } from '../storage/schema.ts';
 import { withToolTables } from '../tools/tool-tables.ts';
@@ -20,15 +21,20 @@ export interface BotDeletionDeps {
   /** Unregisters the bot's own Talk bot through AppAPI; true when it had one. */
   dedicated?: { unregister(botId: string): Promise<boolean> };
   owners?: BotDataOwner[];
-  /** Posts a final notice about a dropped queued request in its room (through `route`). */
-  tell?: (request: QueuedRequest, text: string) => Promise<void>;
+  /** Posts a final notice about a dropped queued request in its room (through `route`), in its user's language. */
+  tell?: (request: QueuedRequest, text: () => string) => Promise<void>;
   logger: Logger;
 }
 
 /** What a user whose request waited in the rate-limit queue reads when the bot is deleted. */
 export function botDeletedText(mention: string): string {
-  return `⚠️ @${mention} was deleted, so your queued request will not be answered.`;
+  return deletedTexts().queued({ mention });
 }
+
+const deletedTexts = localized({
+  en: { queued: ({ mention }: { mention: string }) => `⚠️ @${mention} was deleted, so your queued request will not be answered.` },
+  de: { queued: ({ mention }: { mention: string }) => `⚠️ @${mention} wurde gelöscht; die wartende Anfrage wird daher nicht beantwortet.` },
+});
 
 export interface DeletionResult {
   deleted: boolean;
@@ -82,7 +88,7 @@ export class BotDeletion {
     const own = dedicatedRoute(botId);
     for (const request of requests) {
       try {
-        await this.#deps.tell?.({ ...request, route: request.route === own ? SHARED_ROUTE : request.route }, botDeletedText(mention));
+        await this.#deps.tell?.({ ...request, route: request.route === own ? SHARED_ROUTE : request.route }, () => botDeletedText(mention));
       } catch (err) {
         this.#deps.logger.warn({ err, request: request.id, roomToken: request.roomToken }, 'could not tell a user that the bot of their queued request was deleted');
       }

@@ -4,13 +4,7 @@ import type { Logger } from '../log/logger.ts';
 import { redactString } from '../log/redact.ts';
 import type { Database } from '../storage/schema.ts';
 import type { RateLevel } from './rate-limiter.ts';
-import {
-  QUEUE_BOT_GONE_TEXT,
-  QUEUE_EXPIRED_TEXT,
-  QUEUE_FAILED_TEXT,
-  type QueuedRequest,
-  type RequestQueue,
-} from './request-queue.ts';
+import { queueNotices, type QueuedRequest, type RequestQueue } from './request-queue.ts';
 
 export type ReplayOutcome =
   /** The answer went out (or the failure was told to the user after something was posted). */
@@ -24,8 +18,8 @@ export type ReplayOutcome =
 
 export interface QueuedTurnHandler {
   replay(request: QueuedRequest): Promise<ReplayOutcome>;
-  /** Posts a notice about the request in its room (expired, failed, bot gone). */
-  tell(request: QueuedRequest, text: string): Promise<void>;
+  /** Posts a notice about the request in its room (expired, failed, bot gone), written in its user's language. */
+  tell(request: QueuedRequest, text: () => string): Promise<void>;
 }
 
 export interface QueueRunResult {
@@ -115,12 +109,12 @@ export class QueueProcessor {
     const result: QueueRunResult = { processed: 0, remaining: 0, errors: [], deferred: 0, expired: 0, failed: 0 };
     for (const request of await this.#queue.expire()) {
       result.expired++;
-      await this.#tell(request, QUEUE_EXPIRED_TEXT);
+      await this.#tell(request, () => queueNotices().expired);
     }
     const stale = await this.#queue.recoverStale();
     for (const request of stale.failed) {
       result.failed++;
-      await this.#tell(request, QUEUE_FAILED_TEXT);
+      await this.#tell(request, () => queueNotices().failed);
     }
 
     let handled = 0;
@@ -170,14 +164,14 @@ export class QueueProcessor {
         break;
       case 'gone':
         await this.#queue.complete(request.id);
-        await this.#tell(request, QUEUE_BOT_GONE_TEXT);
+        await this.#tell(request, () => queueNotices().botGone);
         break;
       case 'retry': {
         result.errors.push(outcome.reason);
         const failed = await this.#queue.fail(request.id, outcome.reason);
         if (failed?.final) {
           result.failed++;
-          await this.#tell(request, QUEUE_FAILED_TEXT);
+          await this.#tell(request, () => queueNotices().failed);
         }
         break;
       }
@@ -185,7 +179,7 @@ export class QueueProcessor {
     return outcome;
   }
 
-  async #tell(request: QueuedRequest, text: string): Promise<void> {
+  async #tell(request: QueuedRequest, text: () => string): Promise<void> {
     try {
       await this.#handler.tell(request, text);
     } catch (err) {

@@ -73,9 +73,19 @@ export interface RequestQueueOptions {
 
 export const DEFAULT_QUEUE_TEMPLATE =
   "⏳ Your request is queued (position {position}, about {wait}). You'll get the answer here as soon as capacity is available.";
-export const QUEUE_EXPIRED_TEXT = '⚠️ Your request expired before capacity became available. Please send it again.';
-export const QUEUE_FAILED_TEXT = '⚠️ Your request could not be processed after several attempts. Please try again later.';
-export const QUEUE_BOT_GONE_TEXT = '⚠️ The bot is no longer available.';
+/** What a user whose request waited in the queue is told when it will not be answered. */
+export const queueNotices = localized({
+  en: {
+    expired: '⚠️ Your request expired before capacity became available. Please send it again.',
+    failed: '⚠️ Your request could not be processed after several attempts. Please try again later.',
+    botGone: '⚠️ The bot is no longer available.',
+  },
+  de: {
+    expired: '⚠️ Die Anfrage ist abgelaufen, bevor wieder Kapazität frei war. Bitte erneut senden.',
+    failed: '⚠️ Die Anfrage konnte auch nach mehreren Versuchen nicht bearbeitet werden. Bitte später noch einmal versuchen.',
+    botGone: '⚠️ Der Bot ist nicht mehr verfügbar.',
+  },
+});
 
 // Singular and plural of each unit; German's dative after "in etwa" has the same forms.
 const WAIT_UNITS = localized({
@@ -277,7 +287,7 @@ export class RequestQueue {
 
   /**
    * Pending requests older than the expiry (1 h) become expired. Returns them
-   * so the caller can tell each user (QUEUE_EXPIRED_TEXT).
+   * so the caller can tell each user (queueNotices().expired).
    */
   async expire(now: number = this.#now()): Promise<QueuedRequest[]> {
     const rows = await this.#db

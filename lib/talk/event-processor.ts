@@ -206,8 +206,14 @@ export class EventProcessor implements QueuedTurnHandler {
   }
 
   /** A notice about a queued request (expired, failed, bot gone), posted to its room. */
-  async tell(request: QueuedRequest, text: string): Promise<void> {
+  async tell(request: QueuedRequest, text: () => string): Promise<void> {
     const payload = queuedPayload(request.inboxPayload);
+    const author = request.uid !== null && payload?.message.actor.kind === 'user' && payload.message.actor.id === request.uid ? issueForStoredPrincipal(request.uid) : null;
+    const language = talkLanguageOf(author && this.#deps.languages ? await this.#deps.languages.of(author) : null);
+    await withTalkLanguage(language, () => this.#tell(request, payload, text()));
+  }
+
+  async #tell(request: QueuedRequest, payload: QueuedTurnPayload | null, text: string): Promise<void> {
     const replyId = -request.id;
     const replyTo = request.replyTo !== null && /^\d+$/.test(request.replyTo) ? Number(request.replyTo) : null;
     const previous = await this.#deps.replyLog.list(replyId);

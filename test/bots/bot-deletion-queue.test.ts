@@ -41,5 +41,20 @@ for (const dialect of DIALECTS) {
       assert.equal((await s.h.application.requestQueue.stats()).pending, 0);
       assert.equal(s.llm.chatRequests().length, 1, 'the queued request never reached the model');
     });
+
+    it("tells them in their Nextcloud language", async () => {
+      // The day's single model call went to the test above: this request waits in the queue.
+      s.h.nc.addUser({ id: 'jonas', displayName: 'Jonas', groups: ['educai-students'], language: 'de' });
+      const bot = await s.createBot({ mention: 'quizfrage' });
+      const room = s.groupRoom();
+      s.h.nc.addParticipant(room, { actorId: 'jonas', participantType: 3 });
+      await s.onboard(room, bot, 'A', 'jonas');
+      const waiting = await s.say(room, 'jonas', '@quizfrage noch eine Frage');
+      await s.idle();
+      assert.match(s.bot(room).at(-1)?.message ?? '', /^⏳ Die Anfrage steht in der Warteschlange/);
+      const deleted = await s.h.fetch(`/api/v1/admin/bots/${bot.id}`, { method: 'DELETE', headers: s.h.browserHeaders('admin') });
+      assert.equal(deleted.json.queuedRequestsDropped, 1, deleted.text);
+      assert.deepEqual(s.bot(room).at(-1), { message: '⚠️ @quizfrage wurde gelöscht; die wartende Anfrage wird daher nicht beantwortet.', replyTo: waiting.id });
+    });
   });
 }

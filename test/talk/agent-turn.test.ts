@@ -3,7 +3,7 @@ import { after, before, describe, it } from 'node:test';
 import { z } from 'zod';
 import type { BotAccessPolicy } from '../../lib/bots/bot-access.ts';
 import type { Bot } from '../../lib/bots/bot-store.ts';
-import { QUEUE_EXPIRED_TEXT, QUEUE_FAILED_TEXT } from '../../lib/ratelimit/request-queue.ts';
+import { queueNotices } from '../../lib/ratelimit/request-queue.ts';
 import { RATELIMIT_SETTINGS_KEY } from '../../lib/server/routes/ratelimit-admin.ts';
 import { readPolicy } from '../../lib/tools/tool-policy.ts';
 import { textResult, type InvocationContext, type ToolDefinition, type ToolProvider } from '../../lib/tools/tool-provider.ts';
@@ -331,7 +331,7 @@ for (const dialect of DIALECTS) {
         assert.equal(r.errors.length, 1);
         if (attempt < 3) assert.equal(s.bot(room).length, before, 'nothing is posted while it is retried');
       }
-      assert.deepEqual(s.bot(room).slice(before).map((m) => m.message), [QUEUE_FAILED_TEXT]);
+      assert.deepEqual(s.bot(room).slice(before).map((m) => m.message), [queueNotices().failed]);
       assert.equal((await queueStats()).failed, 1);
     });
 
@@ -347,7 +347,7 @@ for (const dialect of DIALECTS) {
       clock.t += 3_600_000 + 1_000;
       const result = await s.h.application.processQueueNow();
       assert.equal(result.expired, 1);
-      assert.equal(s.bot(room).at(-1)!.message, QUEUE_EXPIRED_TEXT);
+      assert.equal(s.bot(room).at(-1)!.message, queueNotices().expired);
       assert.equal(s.llm.chatRequests().length, requests, 'an expired turn never reaches the model');
       assert.equal((await queueStats()).expired, 1);
     });

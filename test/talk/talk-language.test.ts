@@ -2,9 +2,17 @@
 // person, `cloud/user`); guests and unknown languages get English. Model answers are untouched.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { talkLanguageOf } from '../../lib/l10n/talk-language.ts';
+import { progressLine } from '../../lib/agent/agent-loop.ts';
+import { talkLanguageOf, withTalkLanguage } from '../../lib/l10n/talk-language.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 import { startTalkScenario, type TalkScenario } from '../helpers/talk-scenario.ts';
+
+describe('progress lines', () => {
+  it("name the tools in the turn's language", () => {
+    assert.equal(progressLine(['search_docs']), '🔧 Using tool: search_docs…');
+    assert.equal(withTalkLanguage('de', () => progressLine(['search_docs', 'read_file', 'search_docs'])), '🔧 Verwende Werkzeuge: search_docs, read_file…');
+  });
+});
 
 describe('talkLanguageOf', () => {
   it("maps Nextcloud's codes to the languages we write, English otherwise", () => {
