@@ -20,7 +20,7 @@ import type { RoomInfo } from './room-info.ts';
 import type { RoutingIndex } from './routing-index.ts';
 import type { TalkIdentities } from './talk-identities.ts';
 import type { ConfirmationService } from '../confirmations/confirmation-service.ts';
-import { talkLanguageOf, withTalkLanguage } from '../l10n/talk-language.ts';
+import { talkLanguageOf, withTalkLanguage, type TalkLanguage } from '../l10n/talk-language.ts';
 import type { UserLanguages } from '../users/user-languages.ts';
 
 export type ProcessOutcome = 'answered' | 'ignored' | 'unverified' | 'duplicate' | 'stale';
@@ -94,7 +94,7 @@ export class EventProcessor implements QueuedTurnHandler {
     if (!(await d.inbox.markHandled(event))) return 'duplicate';
     await d.identities.sawRoom(event.roomToken, event.route);
     // Fixed texts of this turn (onboarding, refusals, errors) in the author's Nextcloud language.
-    const language = talkLanguageOf(verified.author && d.languages ? await d.languages.of(verified.author) : null);
+    const language = await this.#languageOf(verified.author);
     const onlyBot = gate?.allowed ? gate.botId : null;
     return withTalkLanguage(language, () => this.#handle(event, verified, witness, onlyBot));
   }
@@ -169,10 +169,8 @@ export class EventProcessor implements QueuedTurnHandler {
     if (!bot || !bot.active) return { kind: 'gone' };
     const message = payload.message;
     if (d.access && !(await d.access.canUse(bot, { kind: message.actor.kind, uid: message.actor.id })).allowed) return { kind: 'gone' };
-    const author = request.uid !== null && message.actor.kind === 'user' && message.actor.id === request.uid ? issueForStoredPrincipal(request.uid) : null;
-
-    const language = talkLanguageOf(author && d.languages ? await d.languages.of(author) : null);
-    return withTalkLanguage(language, () => this.#replay(request, bot, payload, author));
+    const author = storedAuthor(request, message);
+    return withTalkLanguage(await this.#languageOf(author), () => this.#replay(request, bot, payload, author));
   }
 
   async #replay(request: QueuedRequest, bot: Bot, payload: QueuedTurnPayload, author: ActingUser | null): Promise<ReplayOutcome> {
@@ -208,9 +206,14 @@ export class EventProcessor implements QueuedTurnHandler {
   /** A notice about a queued request (expired, failed, bot gone), posted to its room. */
   async tell(request: QueuedRequest, text: () => string): Promise<void> {
     const payload = queuedPayload(request.inboxPayload);
-    const author = request.uid !== null && payload?.message.actor.kind === 'user' && payload.message.actor.id === request.uid ? issueForStoredPrincipal(request.uid) : null;
-    const language = talkLanguageOf(author && this.#deps.languages ? await this.#deps.languages.of(author) : null);
-    await withTalkLanguage(language, () => this.#tell(request, payload, text()));
+    const author = payload ? storedAuthor(request, payload.message) : null;
+    await withTalkLanguage(await this.#languageOf(author), () => this.#tell(request, payload, text()));
+  }
+
+  /** The language of the fixed texts written to `author` (English without one). */
+  async #languageOf(author: ActingUser | null): Promise<TalkLanguage> {
+    const languages = this.#deps.languages;
+    return talkLanguageOf(author && languages ? await languages.of(author) : null);
   }
 
   async #tell(request: QueuedRequest, payload: QueuedTurnPayload | null, text: string): Promise<void> {
@@ -291,6 +294,11 @@ function queuedPayload(value: unknown): QueuedTurnPayload | null {
     addressed: p.addressed !== false,
     inThread: p.inThread === true,
   };
+}
+
+/** The user a queued request was recorded for, when the stored message is still theirs. */
+function storedAuthor(request: QueuedRequest, message: ParsedMessage): ActingUser | null {
+  return request.uid !== null && message.actor.kind === 'user' && message.actor.id === request.uid ? issueForStoredPrincipal(request.uid) : null;
 }
 
 /** Where the answer to an inbox event goes. */
