@@ -19,6 +19,11 @@ export interface NodeInfo {
   ownerId: string;
   /** Nextcloud's letters: R = may reshare, S = shared with the user, M = mounted … */
   permissions: string;
+  /**
+   * `nc:mount-type`: '' for the user's own home storage; 'shared', 'group', 'external', 'collective'…
+   * for mounts, whose oc:owner-id may name the viewer too. null when the server did not report it.
+   */
+  mountType: string | null;
 }
 
 /** What knowledge needs from Nextcloud's files; the DAV implementation is below, tests may provide another. */
@@ -117,14 +122,19 @@ export function parseMultistatus(xml: string, uid: string): NodeInfo[] {
       mimeType: folder ? 'httpd/unix-directory' : text(props.get('getcontenttype')).trim(),
       ownerId: text(props.get('owner-id')).trim(),
       permissions: text(props.get('permissions')).trim(),
+      mountType: props.has('mount-type') ? text(props.get('mount-type')).trim() : null,
     });
   }
   return out;
 }
 
-/** S11: a shared bot may use a node only if its owner owns it or may reshare it. */
+/**
+ * S11: a shared bot may use a node only if its owner owns it or may reshare it. Owning means the
+ * owner's own home storage: group folders, Collectives and external storage report the viewer as
+ * oc:owner-id, so there only the reshare permission (R) counts.
+ */
 export function ownerMayShare(node: NodeInfo, ownerUid: string): boolean {
-  return node.ownerId === ownerUid || node.permissions.includes('R');
+  return (node.ownerId === ownerUid && node.mountType === '') || node.permissions.includes('R');
 }
 
 export class DavFileAccess implements FileAccess {

@@ -23,6 +23,8 @@ test('parses the captured SEARCH-by-file-id and PROPFIND answers', () => {
     mimeType: 'image/png',
     ownerId: '',
     permissions: 'RGDNVW',
+    // The captured SEARCH asked for neither owner-id nor mount-type: unreported is not "home".
+    mountType: null,
   });
   assert.deepEqual(parseMultistatus(search, 'bob'), [], 'entries outside the user’s own tree are dropped');
   const listing = parseMultistatus((readFixture('70-webdav-propfind-nextcloud-props.json') as Record<string, Exchange>).propfindDepth1!.response.body, 'alice');
@@ -36,6 +38,12 @@ test('parses the captured SEARCH-by-file-id and PROPFIND answers', () => {
   assert.equal(ownerMayShare(sheet, 'alice'), true);
   assert.equal(ownerMayShare({ ...sheet, ownerId: 'bob', permissions: 'SGDNVW' }, 'alice'), false);
   assert.equal(ownerMayShare({ ...sheet, ownerId: 'bob', permissions: 'SRGDNVW' }, 'alice'), true);
+  // A group folder (or external storage) names the viewer as owner: without R, alice may not pass it on.
+  assert.equal(sheet.mountType, '', 'her own home storage, as capture 70 reports it');
+  assert.equal(ownerMayShare({ ...sheet, mountType: 'group', permissions: 'GDNVW' }, 'alice'), false);
+  assert.equal(ownerMayShare({ ...sheet, mountType: 'external', permissions: 'GDNVW' }, 'alice'), false);
+  assert.equal(ownerMayShare({ ...sheet, mountType: 'group', permissions: 'RGDNVW' }, 'alice'), true, 'unless Nextcloud lets her reshare it');
+  assert.equal(ownerMayShare({ ...sheet, mountType: null, permissions: 'GDNVW' }, 'alice'), false, 'an unreported mount type is not proof of ownership');
 });
 
 describe('DAV file access against the fake Nextcloud', () => {

@@ -85,7 +85,7 @@ export class MemoryFiles implements FileAccess {
 
   /** How `uid` sees a node: own files under their path, shared ones at the share's name. */
   #view(uid: string, n: MemNode): NodeInfo | null {
-    const base = (path: string, ownerId: string, permissions: string): NodeInfo => ({
+    const base = (path: string, ownerId: string, permissions: string, mountType: string): NodeInfo => ({
       fileId: String(n.id),
       path,
       name: path.split('/').pop() ?? '',
@@ -95,8 +95,9 @@ export class MemoryFiles implements FileAccess {
       mimeType: n.mime,
       ownerId,
       permissions,
+      mountType,
     });
-    if (n.owner === uid) return base(n.path, uid, n.folder ? 'RGDNVCK' : 'RGDNVW');
+    if (n.owner === uid) return base(n.path, uid, n.folder ? 'RGDNVCK' : 'RGDNVW', '');
     for (const s of this.shares) {
       if (s.withUid !== uid) continue;
       const root = this.nodes.find((x) => x.id === s.fileId);
@@ -104,7 +105,7 @@ export class MemoryFiles implements FileAccess {
       if (n.id !== root.id && !n.path.startsWith(`${root.path}/`)) continue;
       const name = s.mountPath ?? root.path.split('/').pop() ?? '';
       const rel = n.id === root.id ? name : `${name}/${n.path.slice(root.path.length + 1)}`;
-      return base(rel, n.owner, `S${s.reshare ? 'R' : ''}${n.folder ? 'GDNVCK' : 'GDNVW'}${n.id === root.id ? 'M' : ''}`);
+      return base(rel, n.owner, `S${s.reshare ? 'R' : ''}${n.folder ? 'GDNVCK' : 'GDNVW'}${n.id === root.id ? 'M' : ''}`, 'shared');
     }
     return null;
   }
