@@ -62,6 +62,8 @@ import { RuntimeMetrics } from './server/runtime-metrics.ts';
 import { ProcessingThread } from './processing/processing-thread.ts';
 import { ConfirmationService } from './confirmations/confirmation-service.ts';
 import { isOwnReferenceId } from './confirmations/reference-ids.ts';
+import { collectiveFolderResolver } from './tools/collectives/collective-folder.ts';
+import { CapabilityProbe } from './tools/first-party-capabilities.ts';
 import { FirstPartyToolProvider, settingsToolPolicy } from './tools/first-party-provider.ts';
 import { exemptSelfConfirming, type SelfConfirmingProvider } from './agent/confirmation.ts';
 import { isTurnTainted } from './agent/turn-taints.ts';
@@ -323,6 +325,8 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     ...(options.knowledge ?? {}),
   });
   registry.register(knowledge.provider, 'core');
+  // What each user's Nextcloud offers (first-party tools; the wiki asks it which Collectives API a member has).
+  const capabilityProbe = new CapabilityProbe(nextcloud, { logger, now });
   // Wikis in the owner's files or a team's Collective, always as the invoking user (S16).
   const wiki = createWikiModule({
     db,
@@ -335,6 +339,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     },
     assignments: (id) => toolAssignments.list(id),
     teamsOf: async (user) => (await memberships.forUser(user)).teams,
+    collectiveFolder: collectiveFolderResolver(nextcloud, capabilityProbe),
     ...(options.wiki ?? {}),
   });
   registry.register(wiki.provider, 'core');
@@ -398,6 +403,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   });
   const firstParty = new FirstPartyToolProvider({
     nextcloud,
+    capabilities: capabilityProbe,
     confirmations,
     serverPolicy: settingsToolPolicy(() => settings.get('tools.first-party.rules')),
     isTainted: isTurnTainted,

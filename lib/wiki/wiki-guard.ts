@@ -2,12 +2,11 @@
 // write, the root and each ancestor below the home are read as the invoker (oc:owner-id,
 // oc:share-types, nc:mount-type) and refused when someone else owns them, when they are a
 // mount (a received share, external storage, a group folder) or when they are shared. For a
-// Collective, its own folder is the one mount allowed, and only when Nextcloud reports it as
-// a Collective the invoker may edit.
+// Collective, its own folder (where the Collectives API says it is for the invoker) is the one
+// mount allowed, and only when Nextcloud reports it as a Collective the invoker may edit.
 import type { FileInfo, FilesDav } from '../tools/files/files-dav.ts';
 import type { UserPath } from '../tools/files/user-paths.ts';
 
-export const COLLECTIVES_FOLDER = 'Collectives';
 /** nc:mount-type of a Collective's folder. */
 export const COLLECTIVE_MOUNT_TYPE = 'collective';
 
@@ -54,13 +53,17 @@ export async function checkPersonalRoot(dav: FilesDav, root: UserPath): Promise<
   return { root: info, existing: root.segments.length };
 }
 
-/** `Collectives/<name>`: the Collectives folder is the invoker's own, the Collective's folder is a Collective mount they may edit. */
+/**
+ * The Collective's folder, wherever this member's Collectives folder is (`Collectives/<name>`,
+ * `Kollektive/<name>`, `.Collectives/<name>` in 4.x, `<name>` for members without quota: the
+ * path comes from the Collectives API). Its nc:mount-type `collective` proves it is the
+ * Collective's own mount as this member sees it; it must not be shared separately, and the
+ * member must be able to edit it. The folders above it are not checked: they may be a plain
+ * folder or the 4.x `collectives-user` mount, and the wiki never writes there.
+ */
 export async function checkCollectiveRoot(dav: FilesDav, root: UserPath): Promise<FileInfo> {
-  const [base, name] = root.segments;
-  if (root.segments.length !== 2 || base !== COLLECTIVES_FOLDER || !name) throw new WikiLocationError('a Collective wiki lives in the Collective\'s own folder');
-  const parent = await dav.stat({ segments: [base], relative: base });
-  if (!parent) throw new WikiLocationError('you have no Collectives folder: the Collective is not available to you');
-  checkOwn(parent, dav.uid);
+  const name = root.segments[root.segments.length - 1];
+  if (!name) throw new WikiLocationError('a Collective wiki lives in the Collective\'s own folder');
   const folder = await dav.stat(root);
   if (!folder || folder.type !== 'folder') throw new WikiLocationError(`the Collective "${name}" is not available to you`);
   if (folder.mountType !== COLLECTIVE_MOUNT_TYPE) throw new WikiLocationError(`"${root.relative}" is not a Collective's folder`);

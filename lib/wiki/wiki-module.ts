@@ -15,7 +15,7 @@ import { toUserPath } from './wiki-files.ts';
 import { checkCollectiveRoot, checkPersonalRoot } from './wiki-guard.ts';
 import { WikiToolProvider } from './wiki-provider.ts';
 import { WikiRootStore, type WikiRoot } from './wiki-roots.ts';
-import { WikiRefusal, WikiService, type TeamOfUser, type WikiBot, type WikiHandle } from './wiki-service.ts';
+import { WikiRefusal, WikiService, type TeamOfUser, type WikiBot, type WikiHandle, type WikiServiceOptions } from './wiki-service.ts';
 import { WikiScanner, WikiSyncScheduler } from './wiki-sync.ts';
 
 export const DEFAULT_SCAN_INTERVAL_MS = 60_000;
@@ -27,6 +27,8 @@ export interface WikiModuleOptions {
   /** A bot's current wiki assignment config (any wiki tool; they share one). */
   assignments(botId: string): Promise<ToolAssignment[]>;
   teamsOf(user: ReturnType<typeof issueForStoredPrincipal>): Promise<TeamOfUser[]>;
+  /** Where a team's Collective is in a member's files, from the Collectives API as that member (collective-folder.ts). */
+  collectiveFolder: WikiServiceOptions['collectiveFolder'];
   logger: Logger;
   now?: () => number;
   debounceMs?: number;
@@ -51,7 +53,7 @@ export interface WikiModule {
 
 export function createWikiModule(o: WikiModuleOptions): WikiModule {
   const roots = new WikiRootStore(o.db, o.now);
-  const service = new WikiService({ nextcloud: o.nextcloud, roots, teamsOf: o.teamsOf, logger: o.logger, ...(o.now ? { now: o.now } : {}) });
+  const service = new WikiService({ nextcloud: o.nextcloud, roots, teamsOf: o.teamsOf, collectiveFolder: o.collectiveFolder, logger: o.logger, ...(o.now ? { now: o.now } : {}) });
   const provider = new WikiToolProvider({
     service,
     bot: o.bot,
@@ -83,7 +85,8 @@ export function createWikiModule(o: WikiModuleOptions): WikiModule {
     if (!root) return;
     const found = await locate(root);
     if (!found) return;
-    // S16 before writing index.md: still the user's own folder (or an editable Collective).
+    // S16 before writing index.md: still the user's own folder (or an editable Collective: the
+    // stored root is the Collective's folder as the Collectives API gave it to this user, followed by file id).
     if (found.handle.location.kind === 'collective') await checkCollectiveRoot(found.handle.dav, found.handle.root);
     else if (!(await checkPersonalRoot(found.handle.dav, found.handle.root)).root) return;
     await service.syncIndex(found.handle);

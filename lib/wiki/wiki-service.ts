@@ -8,10 +8,10 @@ import type { NextcloudClient } from '../nextcloud/client.ts';
 import { NextcloudError } from '../nextcloud/errors.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
 import { FilesDav, isFailure } from '../tools/files/files-dav.ts';
-import type { UserPath } from '../tools/files/user-paths.ts';
+import { InvalidArgumentError as PathError, parseUserPath, type UserPath } from '../tools/files/user-paths.ts';
 import { locationOf, type WikiLocation } from './wiki-config.ts';
 import { readText, toUserPath, walkPages, type WikiFile } from './wiki-files.ts';
-import { checkCollectiveRoot, checkPersonalRoot, COLLECTIVES_FOLDER, WikiLocationError } from './wiki-guard.ts';
+import { checkCollectiveRoot, checkPersonalRoot, WikiLocationError } from './wiki-guard.ts';
 import {
   defaultRootFor,
   INDEX_FILE,
@@ -52,6 +52,11 @@ export interface WikiServiceOptions {
   roots: WikiRootStore;
   /** Teams of a user, read as that user (MembershipService). */
   teamsOf(user: ActingUser): Promise<TeamOfUser[]>;
+  /**
+   * The folder (relative to the user's files) of the collective called `name` that belongs to
+   * one of `teamIds`, asked of the Collectives API as `user`; null when there is none.
+   */
+  collectiveFolder(user: ActingUser, query: { name: string; teamIds: readonly string[] }): Promise<string | null>;
   logger?: Logger;
   now?: () => number;
 }
@@ -76,6 +81,7 @@ export class WikiService {
   readonly #nc: NextcloudClient;
   readonly #roots: WikiRootStore;
   readonly #teamsOf: (user: ActingUser) => Promise<TeamOfUser[]>;
+  readonly #collectiveFolder: WikiServiceOptions['collectiveFolder'];
   readonly #logger: Logger | undefined;
   readonly #now: () => number;
   /** fileId\0etag → title, so an index sync reads only pages that changed. */
@@ -85,6 +91,7 @@ export class WikiService {
     this.#nc = options.nextcloud;
     this.#roots = options.roots;
     this.#teamsOf = options.teamsOf;
+    this.#collectiveFolder = options.collectiveFolder;
     this.#logger = options.logger;
     this.#now = options.now ?? Date.now;
   }
@@ -98,14 +105,25 @@ export class WikiService {
     const dav = new FilesDav(this.#nc.as(user));
     if (bot.visibility === 'personal') {
       if (user.uid !== bot.ownerUid) throw new WikiRefusal(`${UNAVAILABLE_TO_YOU}: this is ${bot.ownerUid}'s personal wiki`);
+      if (location.kind !== 'personal_files') throw new WikiRefusal("a personal bot's wiki lives in its owner's files, not in a Collective");
       return { bot, user, location, root: this.rootOf(bot, location), dav };
     }
     if (bot.visibility !== 'teams') throw new WikiRefusal('wiki tools are only available to personal bots and team bots');
     if (location.kind !== 'collective') throw new WikiRefusal("this team bot's wiki must be in a Collective of one of its teams; ask the bot's owner to choose one");
     const teams = await this.#teamsOf(user);
-    const linked = teams.some((t) => bot.allowedTeams.includes(t.id) && t.displayName === location.collective);
-    if (!linked) throw new WikiRefusal(`${UNAVAILABLE_TO_YOU}: you are not in the team of the Collective "${location.collective}"`);
-    const handle = { bot, user, location, root: this.rootOf(bot, location), dav };
+    const teamIds = teams.filter((t) => bot.allowedTeams.includes(t.id)).map((t) => t.id);
+    if (teamIds.length === 0) throw new WikiRefusal(`${UNAVAILABLE_TO_YOU}: you are not in the team of the Collective "${location.collective}"`);
+    // Where the Collective is for this member comes from Collectives, matched by name and team id.
+    const folder = await this.#collectiveFolder(user, { name: location.collective, teamIds });
+    if (folder === null) throw new WikiRefusal(`${UNAVAILABLE_TO_YOU}: the Collective "${location.collective}" of your team is not available to you`);
+    let root: UserPath;
+    try {
+      root = parseUserPath(folder, { field: 'the Collective\'s folder' });
+    } catch (err) {
+      if (err instanceof PathError) throw new WikiRefusal(`${UNAVAILABLE_TO_YOU}: ${err.message}`);
+      throw err;
+    }
+    const handle = { bot, user, location, root, dav };
     try {
       await checkCollectiveRoot(dav, handle.root);
     } catch (err) {
@@ -115,8 +133,8 @@ export class WikiService {
     return handle;
   }
 
-  rootOf(bot: WikiBot, location: WikiLocation): UserPath {
-    if (location.kind === 'collective') return { segments: [COLLECTIVES_FOLDER, location.collective], relative: `${COLLECTIVES_FOLDER}/${location.collective}` };
+  /** A personal bot's root (a Collective's folder comes from the Collectives API in `open`). */
+  rootOf(bot: WikiBot, location: WikiLocation & { kind: 'personal_files' }): UserPath {
     return location.rootPath !== null ? parseCustomRoot(location.rootPath) : defaultRootFor(bot.mention);
   }
 

@@ -20,8 +20,10 @@ for (const dialect of DIALECTS) {
       const team = teams.createTeam({ name: 'Math Team', owner: 'alice' });
       teams.addMember(team.id, { userId: 'bob', type: 'user', level: 1 });
       teamId = team.id;
-      s.h.nc.dav.files.mountCollective('Math Team', { alice: 'RGDNVCK', bob: 'RGDNVCK' });
-      s.h.nc.dav.files.mountCollective('Other', { alice: 'RGDNVCK' });
+      // Collectives 2.x: the wiki finds the Collective through the `_api` routes with a cookie session.
+      s.h.nc.collectives.generation = 2;
+      s.h.nc.collectives.createCollective('Math Team', { alice: 'RGDNVCK', bob: 'RGDNVCK' }, { circleId: teamId });
+      s.h.nc.collectives.createCollective('Other', { alice: 'RGDNVCK' });
     });
     after(async () => s.close());
 
@@ -53,7 +55,7 @@ for (const dialect of DIALECTS) {
 
       const other = await api('PUT', `/api/v1/bots/${id}`, { tools: [{ name: 'wiki_read_page', config: { location: 'collective', collective: 'Other' } }] });
       assert.equal(other.status, 400, other.text);
-      assert.match(other.json.error.details.fields.tools, /not in the team of the Collective "Other"/);
+      assert.match(other.json.error.details.fields.tools, /the Collective "Other" of your team is not available to you/);
       const personal = await api('PUT', `/api/v1/bots/${id}`, { tools: [{ name: 'wiki_write_page' }] });
       assert.equal(personal.status, 400, personal.text);
       assert.match(personal.json.error.details.fields.tools, /must be in a Collective/);

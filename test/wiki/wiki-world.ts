@@ -7,6 +7,8 @@ import { NextcloudClient } from '../../lib/nextcloud/client.ts';
 import { issueFromConfirmedTalkAuthor } from '../../lib/nextcloud/identity.ts';
 import type { Dialect } from '../../lib/storage/database.ts';
 import { createInvocationContext, type InvocationContext, type ToolResult } from '../../lib/tools/tool-provider.ts';
+import { collectiveFolderResolver } from '../../lib/tools/collectives/collective-folder.ts';
+import { CapabilityProbe } from '../../lib/tools/first-party-capabilities.ts';
 import { ToolAssignmentStore } from '../../lib/tools/tool-assignments.ts';
 import { createWikiModule, type WikiModule } from '../../lib/wiki/wiki-module.ts';
 import type { WikiBot } from '../../lib/wiki/wiki-service.ts';
@@ -58,6 +60,8 @@ export async function startWikiWorld(dialect: Dialect = 'sqlite'): Promise<WikiW
     bot: async (id) => bots.get(id) ?? null,
     assignments: (id) => assignments.list(id),
     teamsOf: async (user) => (await memberships.forUser(user)).teams,
+    // As bootstrap wires it; no caching, so a test may switch the Collectives generation.
+    collectiveFolder: collectiveFolderResolver(client, new CapabilityProbe(client, { ttlMs: 0, failureTtlMs: 0 })),
     // Long enough that only flush() runs a sync: the tests never depend on timing.
     debounceMs: 3_600_000,
   });

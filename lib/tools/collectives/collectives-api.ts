@@ -13,6 +13,8 @@ export interface CollectiveInfo {
   id: number;
   name: string;
   canEdit: boolean;
+  /** The team (circle) the collective belongs to; null when the server does not say. */
+  circleId: string | null;
 }
 
 export interface PageInfo {
@@ -85,7 +87,14 @@ function str(v: unknown, operation: string, what: string): string {
 export function parseCollective(raw: unknown, operation: string): CollectiveInfo {
   const c = raw as Record<string, unknown> | null;
   if (!c || typeof c !== 'object') throw bad(operation, 'collective');
-  return { id: int(c['id'], operation, 'collective id', 1), name: str(c['name'], operation, 'collective name'), canEdit: c['canEdit'] === true };
+  return { id: int(c['id'], operation, 'collective id', 1), name: str(c['name'], operation, 'collective name'), canEdit: c['canEdit'] === true, circleId: circleIdOf(c['circleId'], operation) };
+}
+
+/** A team id as Circles gives it (capture 91: 31 characters); absent or null reads as null. */
+function circleIdOf(v: unknown, operation: string): string | null {
+  if (v === undefined || v === null) return null;
+  if (typeof v !== 'string' || v.length > 64) throw bad(operation, 'collective circleId');
+  return v;
 }
 
 export function parsePage(raw: unknown, collectiveId: number, operation: string): PageInfo {

@@ -1,5 +1,6 @@
 // The Collectives app behind both API generations of the fake. Pages ARE the Markdown files in
-// the collective's folder (`Collectives/<name>/…` in every member's files, capture 91), so a
+// the collective's folder (`<user folder>/<name>/…` in every member's files, `Collectives/<name>`
+// by default, capture 91; each member's `user_folder` setting decides, setUserFolder), so a
 // WebDAV write and the page API always agree:
 //   - the landing page is `Readme.md` of the collective folder (title "Readme", parentId 0);
 //   - a page without subpages is `<title>.md`; one with subpages is the folder `<title>/` with
@@ -20,6 +21,8 @@ export interface FakeCollective {
   name: string;
   circleId: string;
   folder: FakeNode;
+  /** uid → the collective's folder in that member's files (`Collectives/<name>`, `Kollektive/<name>`…): PageInfo's collectivePath. */
+  mounts: Record<string, string>;
   /** uid → oc:permissions in the mount (`RGDNVCK` may edit, `RG` reads only). */
   members: Record<string, string>;
   /** The uid that created it (level 9, admin); others are level 1. */
@@ -85,6 +88,8 @@ export class FakeCollectivesStore {
   readonly #deleted = new Set<number>();
   /** Users for whom files_trashbin is disabled (`isEnabledForUser`): trashing deletes for good. */
   readonly trashbinDisabledFor = new Set<string>();
+  /** uid → the `user_folder` setting (UserFolderHelper): '' is the home root; unset is `Collectives`. */
+  readonly #userFolders = new Map<string, string>();
   #nextId = 4;
 
   constructor(files: FakeFiles, users: UserDirectory, now: () => number) {
@@ -99,13 +104,27 @@ export class FakeCollectivesStore {
 
   // --- test helpers ---
 
-  /** A collective with its landing page; `members` maps uid → permissions (first member is the owner). */
-  createCollective(name: string, members: Record<string, string>, landing = `# ${name}\n\nWelcome to the collective.\n`): FakeCollective {
+  /** Where `uid`'s collectives are mounted: `Collectives` by default, `Kollektive` for a German user, '' for the home root. Set before creating collectives. */
+  setUserFolder(uid: string, folder: string): void {
+    this.#userFolders.set(uid, folder.replace(/^\/+|\/+$/g, ''));
+  }
+
+  userFolderOf(uid: string): string {
+    return this.#userFolders.get(uid) ?? 'Collectives';
+  }
+
+  /**
+   * A collective with its landing page; `members` maps uid → permissions (first member is the owner).
+   * `options.circleId` is its team's id (default: a random one); each member sees it under their own folder.
+   */
+  createCollective(name: string, members: Record<string, string>, options: string | { landing?: string; circleId?: string } = {}): FakeCollective {
+    const { landing = `# ${name}\n\nWelcome to the collective.\n`, circleId = randomCircleId() } = typeof options === 'string' ? { landing: options } : options;
     const owner = Object.keys(members)[0] ?? 'admin';
-    const folder = this.#files.mountCollective(name, members);
-    const readme = this.#files.putFile(owner, `Collectives/${name}/Readme.md`, landing, 'text/markdown');
+    const folder = this.#files.mountCollective(name, members, (uid) => this.userFolderOf(uid));
+    const mounts = Object.fromEntries(Object.keys(members).map((uid) => [uid, [this.userFolderOf(uid), name].filter((s) => s !== '').join('/')]));
+    const readme = this.#files.putFile(owner, `${mounts[owner]}/Readme.md`, landing, 'text/markdown');
     this.#meta.set(readme.fileId, { lastUserId: owner, subpageOrder: [] });
-    const collective: FakeCollective = { id: this.#nextId++, name, circleId: randomBytes(24).toString('base64url').replace(/[^A-Za-z0-9]/g, 'x').slice(0, 31), folder, members: { ...members }, owner, trashTimestamp: null };
+    const collective: FakeCollective = { id: this.#nextId++, name, circleId, folder, mounts, members: { ...members }, owner, trashTimestamp: null };
     this.#collectives.set(collective.id, collective);
     return collective;
   }
@@ -164,11 +183,18 @@ export class FakeCollectivesStore {
   }
 
   pages(uid: string, collectiveId: number): FakePageInfo[] {
-    return this.#locateAll(this.collective(uid, collectiveId)).map((l) => l.info);
+    const c = this.collective(uid, collectiveId);
+    return this.#locateAll(c).map((l) => this.#as(c, uid, l.info));
   }
 
   page(uid: string, collectiveId: number, id: number): FakePageInfo {
-    return this.#locate(this.collective(uid, collectiveId), id).info;
+    const c = this.collective(uid, collectiveId);
+    return this.#as(c, uid, this.#locate(c, id).info);
+  }
+
+  /** PageInfo::fromFile: collectivePath is the collective's mount point in the asking member's files. */
+  #as(c: FakeCollective, uid: string, info: FakePageInfo): FakePageInfo {
+    return { ...info, collectivePath: c.mounts[uid] ?? info.collectivePath };
   }
 
   createPage(uid: string, collectiveId: number, parentId: number, rawTitle: string): FakePageInfo {
@@ -181,14 +207,14 @@ export class FakeCollectivesStore {
     this.#meta.set(file.fileId, { lastUserId: uid, subpageOrder: [] });
     const parentMeta = this.#metaOf(parent.file.fileId);
     parentMeta.subpageOrder = [file.fileId, ...parentMeta.subpageOrder.filter((i) => i !== file.fileId)];
-    return this.#locate(c, file.fileId).info;
+    return this.#as(c, uid, this.#locate(c, file.fileId).info);
   }
 
   touch(uid: string, collectiveId: number, id: number): FakePageInfo {
     const c = this.collective(uid, collectiveId);
     this.#assertCanEdit(c, uid);
     this.#metaOf(this.#locate(c, id).file.fileId).lastUserId = uid;
-    return this.#locate(c, id).info;
+    return this.#as(c, uid, this.#locate(c, id).info);
   }
 
   /**
@@ -224,7 +250,7 @@ export class FakeCollectivesStore {
       order.splice(index < 0 ? Math.max(0, order.length + index) : Math.min(index, order.length), 0, id);
       next.subpageOrder = order;
     }
-    return this.#locate(c, id).info;
+    return this.#as(c, uid, this.#locate(c, id).info);
   }
 
   /** PageController::trash: the page (and its subpages) leave the tree for the page trash. */
@@ -239,9 +265,9 @@ export class FakeCollectivesStore {
     if (this.trashbinDisabledFor.has(uid)) {
       // "Delete directly if … trash is not available": the answer has no trashTimestamp.
       this.#deleted.add(id);
-      return { ...page.info, trashTimestamp: null };
+      return { ...this.#as(c, uid, page.info), trashTimestamp: null };
     }
-    const info = { ...page.info, trashTimestamp: Math.floor(this.#now() / 1000) };
+    const info = { ...this.#as(c, uid, page.info), trashTimestamp: Math.floor(this.#now() / 1000) };
     this.#trashed.set(id, { collectiveId, info });
     return info;
   }
@@ -269,7 +295,7 @@ export class FakeCollectivesStore {
   #pathOf(c: FakeCollective, folder: FakeNode): string {
     const trail = this.#trail(c.folder, folder);
     if (trail === null) throw new CollectivesFailure(404, 'Page folder not found');
-    return ['Collectives', c.name, ...trail].join('/');
+    return [c.mounts[c.owner] ?? '', ...trail].filter((s) => s !== '').join('/');
   }
 
   /** Names from `root` down to `target` (empty for root itself), or null. */
@@ -307,7 +333,7 @@ export class FakeCollectivesStore {
 
   #locateAll(c: FakeCollective): Located[] {
     const out: Located[] = [];
-    const collectivePath = `Collectives/${c.name}`;
+    const collectivePath = c.mounts[c.owner] ?? c.name;
     const info = (file: FakeNode, title: string, filePath: string[], parentId: number): FakePageInfo => {
       const meta = this.#metaOf(file.fileId);
       return {
@@ -346,6 +372,11 @@ export class FakeCollectivesStore {
     walk(c.folder, [], landing.fileId);
     return out;
   }
+}
+
+/** A Circles id (31 alphanumerics, capture 91). */
+function randomCircleId(): string {
+  return randomBytes(24).toString('base64url').replace(/[^A-Za-z0-9]/g, 'x').slice(0, 31);
 }
 
 /**

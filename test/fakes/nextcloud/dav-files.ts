@@ -181,15 +181,16 @@ export class FakeFiles {
   }
 
   /**
-   * A Collective's folder (Collectives 2.x, capture 91) at `Collectives/<name>` for each member,
-   * one shared tree; `members` maps uid → oc:permissions (e.g. `RGDNVCK` may edit, `RG` read only).
-   * Its nc:mount-type is `collective`.
+   * A Collective's folder (Collectives 2.x, capture 91) at `<folder>/<name>` for each member, one
+   * shared tree; `members` maps uid → oc:permissions (e.g. `RGDNVCK` may edit, `RG` read only).
+   * `folderOf` gives each member's Collectives folder (the `user_folder` setting: `Collectives` by
+   * default, `Kollektive` for German users, '' for the home root). Its nc:mount-type is `collective`.
    */
-  mountCollective(name: string, members: Record<string, string>): FakeNode {
+  mountCollective(name: string, members: Record<string, string>, folderOf: (uid: string) => string = () => 'Collectives'): FakeNode {
     const node = this.#node(name, true);
     node.mountType = 'collective';
     node.permissionsFor = { ...members };
-    for (const uid of Object.keys(members)) this.mkdir(uid, 'Collectives').children.set(name, node);
+    for (const uid of Object.keys(members)) this.mkdir(uid, folderOf(uid)).children.set(name, node);
     return node;
   }
 
