@@ -89,6 +89,15 @@ describe('team bot wiki in a Collective, as the member talking', () => {
 // Upstream the Collectives folder is each member's own setting, translated by default
 // (UserFolderHelper: "Kollektive" for German users), and a Collective's name is its team's
 // sanitized name, so another team's Collective can carry the name a bot is configured with.
+/** A team owned by alice with one more member, its Collective (both may edit) and a team bot of it. */
+function teamBotWithCollective(w: WikiWorld, o: { team: string; member: string; bot: string; mention: string }): void {
+  const teams = fakeTeams(w.nc);
+  const team = teams.createTeam({ name: o.team, owner: 'alice' });
+  teams.addMember(team.id, { userId: o.member, type: 'user', level: 1 });
+  w.nc.collectives.createCollective(o.team, { alice: 'RGDNVCK', [o.member]: 'RGDNVCK' }, { circleId: team.id });
+  w.bots.set(o.bot, personalBot({ id: o.bot, mention: o.mention, displayName: `${o.team} Bot`, visibility: 'teams', allowedTeams: [team.id] }));
+}
+
 describe('team bot wiki where the Collectives folder differs per member, found by team id', () => {
   let w: WikiWorld;
   before(async () => {
@@ -96,11 +105,7 @@ describe('team bot wiki where the Collectives folder differs per member, found b
     // Collectives 2.x: the wiki asks the `_api` routes through a cookie session, as the member.
     w.nc.collectives.generation = 2;
     w.nc.collectives.setUserFolder('bob', 'Kollektive');
-    const teams = fakeTeams(w.nc);
-    const team = teams.createTeam({ name: 'Math Team', owner: 'alice' });
-    teams.addMember(team.id, { userId: 'bob', type: 'user', level: 1 });
-    w.nc.collectives.createCollective('Math Team', { alice: 'RGDNVCK', bob: 'RGDNVCK' }, { circleId: team.id });
-    w.bots.set('bot-team', personalBot({ id: 'bot-team', mention: 'mathbot', displayName: 'Math Bot', visibility: 'teams', allowedTeams: [team.id] }));
+    teamBotWithCollective(w, { team: 'Math Team', member: 'bob', bot: 'bot-team', mention: 'mathbot' });
   });
   after(async () => w.close());
 
@@ -157,11 +162,7 @@ describe('team bot wiki where the Collectives folder differs per member, found b
 
   it('a member on Collectives 4.x (folder `.Collectives`) uses the team wiki there', async () => {
     w.nc.collectives.setUserFolder('carol', '.Collectives');
-    const teams = fakeTeams(w.nc);
-    const team = teams.createTeam({ name: 'Chemistry', owner: 'alice' });
-    teams.addMember(team.id, { userId: 'carol', type: 'user', level: 1 });
-    w.nc.collectives.createCollective('Chemistry', { alice: 'RGDNVCK', carol: 'RGDNVCK' }, { circleId: team.id });
-    w.bots.set('bot-chem', personalBot({ id: 'bot-chem', mention: 'chembot', displayName: 'Chem Bot', visibility: 'teams', allowedTeams: [team.id] }));
+    teamBotWithCollective(w, { team: 'Chemistry', member: 'carol', bot: 'bot-chem', mention: 'chembot' });
     const chem = { location: 'collective', collective: 'Chemistry' };
     await w.assignments.replace('bot-chem', [{ name: 'wiki_write_page', config: chem }]);
     const wrote = await w.wiki.provider.executeTool('wiki_write_page', { path: 'acids.md', content: '# Acids\n' }, chem, w.ctx('carol', 'bot-chem'));
