@@ -2,21 +2,22 @@
 // apiVersions: ['1.0', '1.1'] }` in cloud/capabilities (capture 20, Deck's lib/Capabilities.php).
 // Read as the user, because an app can be enabled for some groups only.
 
+/** The `deck` entry of a `capabilities` object, or null when there is none. */
+function deckEntry(capabilities: unknown): Record<string, unknown> | null {
+  if (capabilities === null || typeof capabilities !== 'object') return null;
+  const deck = (capabilities as Record<string, unknown>)['deck'];
+  return deck !== null && typeof deck === 'object' && !Array.isArray(deck) ? (deck as Record<string, unknown>) : null;
+}
+
 /** True when the `capabilities` object names Deck with the REST API version 1.0 we speak. */
 export function deckInCapabilities(capabilities: unknown): boolean {
-  if (capabilities === null || typeof capabilities !== 'object') return false;
-  const deck = (capabilities as Record<string, unknown>)['deck'];
-  if (deck === null || typeof deck !== 'object' || Array.isArray(deck)) return false;
-  const versions = (deck as Record<string, unknown>)['apiVersions'];
+  const versions = deckEntry(capabilities)?.['apiVersions'];
   return Array.isArray(versions) && versions.includes('1.0');
 }
 
 /** Deck's own version as the capabilities name it ("1.13.0-beta.1"), or null. */
 export function deckVersion(capabilities: unknown): string | null {
-  if (capabilities === null || typeof capabilities !== 'object') return null;
-  const deck = (capabilities as Record<string, unknown>)['deck'];
-  if (deck === null || typeof deck !== 'object' || Array.isArray(deck)) return null;
-  const version = (deck as Record<string, unknown>)['version'];
+  const version = deckEntry(capabilities)?.['version'];
   return typeof version === 'string' && /^\d+\.\d+/.test(version) ? version.slice(0, 40) : null;
 }
 
