@@ -8,9 +8,7 @@
 import type { NextcloudClient } from '../../nextcloud/client.ts';
 import type { ActingUser } from '../../nextcloud/identity.ts';
 import type { CapabilityProbe } from '../first-party-capabilities.ts';
-import type { CollectivesApi } from './collectives-api.ts';
-import { WebCollectivesApi } from './collectives-v2-client.ts';
-import { OcsCollectivesApi } from './collectives-v3-client.ts';
+import { withCollectivesApi, type CollectivesApi } from './collectives-api.ts';
 
 export interface CollectiveFolderQuery {
   /** The collective's name as configured. */
@@ -37,10 +35,8 @@ export type CollectiveFolderResolver = (user: ActingUser, query: CollectiveFolde
 /** As `user`, through the Collectives API generation the probe found for them (2.x: a cookie session for this lookup only). */
 export function collectiveFolderResolver(nextcloud: NextcloudClient, probe: CapabilityProbe): CollectiveFolderResolver {
   return async (user, query) => {
-    const caps = await probe.forUser(user);
-    if (!caps.has('collectives')) return null;
-    const session = nextcloud.as(user);
-    if (caps.has('collectives-ocs')) return collectiveFolderPath(new OcsCollectivesApi(session), query);
-    return session.withCookieSession((web) => collectiveFolderPath(new WebCollectivesApi(web), query));
+    const capabilities = await probe.forUser(user);
+    if (!capabilities.has('collectives')) return null;
+    return withCollectivesApi({ capabilities, session: nextcloud.as(user) }, (api) => collectiveFolderPath(api, query));
   };
 }

@@ -65,7 +65,7 @@ export interface CollectivesApi {
 }
 
 /** Runs `fn` with the client of the detected generation; a 2.x cookie session ends with `fn`. */
-export async function withCollectivesApi<T>(env: ToolEnv, fn: (api: CollectivesApi) => Promise<T>): Promise<T> {
+export async function withCollectivesApi<T>(env: Pick<ToolEnv, 'capabilities' | 'session'>, fn: (api: CollectivesApi) => Promise<T>): Promise<T> {
   if (env.capabilities.has('collectives-ocs')) return fn(new OcsCollectivesApi(env.session));
   return env.session.withCookieSession((web) => fn(new WebCollectivesApi(web)));
 }
