@@ -1,9 +1,8 @@
-// Loads the real Nextcloud 29 captures kept beside the repository (../shared/fixtures/nextcloud29).
+// Loads the real Nextcloud 29 captures kept in the repository (test/fixtures/nextcloud29/).
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const repoRoot = new URL('../../', import.meta.url);
-const fixtureDir = new URL('../shared/fixtures/nextcloud29/', repoRoot);
+const fixtureDir = new URL('../fixtures/nextcloud29/', import.meta.url);
 
 export function fixturePath(name: string): string {
   if (name.includes('/') || name.includes('\\')) throw new Error(`fixture name must be a plain file name: ${name}`);

@@ -1,24 +1,12 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
-// The Nextcloud 29 captures the fake is modelled on live in ../shared beside the repository (as in CI).
-const CANDIDATES = [
-  process.env['EDUCAI_NC29_FIXTURES'],
-  fileURLToPath(new URL('../../../../shared/fixtures/nextcloud29', import.meta.url)),
-];
-
-let cachedDir: string | null = null;
+// The Nextcloud 29 captures the fake is modelled on, kept in the repository (test/fixtures/nextcloud29/README.md).
+const NC29_DIR = fileURLToPath(new URL('../../fixtures/nextcloud29', import.meta.url));
 
 export function nc29FixturesDir(): string {
-  if (cachedDir !== null) return cachedDir;
-  for (const dir of CANDIDATES) {
-    if (dir !== undefined && dir !== '' && existsSync(path.join(dir, 'README.md'))) {
-      cachedDir = dir;
-      return dir;
-    }
-  }
-  throw new Error('Nextcloud 29 captures not found; set EDUCAI_NC29_FIXTURES to their directory');
+  return NC29_DIR;
 }
 
 export function readNc29Text(name: string): string {
