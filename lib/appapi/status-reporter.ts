@@ -21,10 +21,13 @@ export class StatusReporter {
     });
   }
 
-  /** Whether AppAPI has the app enabled (`ex-app/state`, answered even while the app is disabled). */
+  /**
+   * Whether AppAPI has the app enabled (`ex-app/state`, answered even while the app is disabled). AppAPI
+   * answers the stored flag as an integer, 1 or 0 (test/fixtures/nextcloud33/appapi-ex-app-state.json).
+   */
   async enabled(): Promise<boolean> {
     const data = await this.#nextcloud.system().ocs<unknown>('GET', '/ocs/v1.php/apps/app_api/ex-app/state', { timeoutMs: 30_000 });
-    return data === true;
+    return data === 1 || data === true;
   }
 
   async error(message: string): Promise<void> {

@@ -152,7 +152,8 @@ export class FakeAppApi {
         }),
       ),
       // Enabled: init reached 100 and no error was reported after it.
-      appapi('GET', '/ex-app/state', (ctx) => ok(ctx, this.initState.progress === 100 && this.initState.error === '')),
+      // AppAPI answers its integer `enabled` column (test/fixtures/nextcloud33/appapi-ex-app-state.json).
+      appapi('GET', '/ex-app/state', (ctx) => ok(ctx, this.initState.progress === 100 && this.initState.error === '' ? 1 : 0)),
       appapi('POST', '/api/v1/log', (ctx) => {
         const level = Number(ctx.params['level']);
         if (!Number.isInteger(level) || level < 0 || level > 4) return fail(ctx, 400, 'Invalid log level');
