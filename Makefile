@@ -8,7 +8,7 @@ export npm_config_update_notifier := false
 export npm_config_fund := false
 export npm_config_audit := false
 
-.PHONY: run test bench typecheck tools deps clean frontend
+.PHONY: run test test-nextcloud bench typecheck tools deps clean frontend
 
 tools: $(NODE_DIR)/bin/node
 
@@ -40,6 +40,14 @@ test: deps
 	@export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh)}"; \
 	npx tsc -p tsconfig.json --noEmit && \
 	node --import ./test/helpers/exit-when-done.ts --test --test-concurrency=2 --test-timeout=180000 --test-reporter=spec 'test/**/*.test.ts'
+
+# The real-server suite: a real Nextcloud 33 (AppAPI, Talk, Deck, Collectives) from ../shared/nextcloud,
+# the ExApp registered through AppAPI's manual_install daemon, and only the model faked.
+test-nextcloud: deps
+	npm run build:frontend
+	@set -e; exports="$$(scripts/ensure-nextcloud.sh)"; eval "$$exports"; \
+	export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh)}"; \
+	node --import ./test/helpers/exit-when-done.ts --test --test-concurrency=1 --test-timeout=600000 --test-reporter=spec 'test/real-nextcloud/*.real.ts'
 
 bench: deps
 	@export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh)}"; node bench/run.ts

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { waitFor } from './harness.ts';
 
@@ -19,14 +20,20 @@ export class ExAppProcess {
   readonly url: string;
   readonly #env: Record<string, string>;
 
-  constructor(port: number, env: Record<string, string>) {
+  readonly #logFile: string | undefined;
+
+  /** `logFile`: where the app's stdout (its JSON log) is appended; by default it is dropped. */
+  constructor(port: number, env: Record<string, string>, options: { logFile?: string } = {}) {
     this.url = `http://127.0.0.1:${port}`;
+    this.#logFile = options.logFile;
     // MALLOC_ARENA_MAX as the image sets it (Dockerfile), so memory figures are the container's.
     this.#env = { PATH: process.env.PATH ?? '', MALLOC_ARENA_MAX: '2', APP_PORT: String(port), APP_HOST: '127.0.0.1', ...env };
   }
 
   async start(): Promise<void> {
-    this.child = spawn(process.execPath, ['lib/main.ts'], { cwd: root, env: this.#env, stdio: ['ignore', 'ignore', 'inherit'] });
+    const stdout = this.#logFile === undefined ? 'ignore' : openSync(this.#logFile, 'a');
+    this.child = spawn(process.execPath, ['lib/main.ts'], { cwd: root, env: this.#env, stdio: ['ignore', stdout, 'inherit'] });
+    if (typeof stdout === 'number') closeSync(stdout);
     await waitFor(async () => {
       try {
         return (await fetch(`${this.url}/heartbeat`)).ok;
