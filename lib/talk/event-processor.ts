@@ -108,7 +108,8 @@ export class EventProcessor implements QueuedTurnHandler {
       if (confirmed.handled) {
         const route = confirmed.botId ? await d.identities.replyRoute(event.roomToken, confirmed.botId, event.route) : event.route;
         const previous = await this.#reconcile(event.id, event.roomToken, message, witness);
-        const target = targetFor(event, route, message, d.identities);
+        const speaker = confirmed.botId ? await this.#speaker(event.roomToken, d.bots ? await d.bots.get(confirmed.botId) : null, route) : null;
+        const target = targetFor(event, route, message, d.identities, speaker);
         if (previous.every((c) => !c.posted) && confirmed.reply) await this.#stream(target, message, previous).post(confirmed.reply);
         return 'answered';
       }
@@ -120,7 +121,7 @@ export class EventProcessor implements QueuedTurnHandler {
 
     const route = decision.bot ? await d.identities.replyRoute(event.roomToken, decision.bot.id, event.route) : event.route;
     const previous = await this.#reconcile(event.id, event.roomToken, message, witness);
-    const target = targetFor(event, route, message, d.identities);
+    const target = targetFor(event, route, message, d.identities, await this.#speaker(event.roomToken, decision.bot, route));
     const stream = this.#stream(target, message, previous);
     const postedBefore = previous.filter((c) => c.posted);
 
@@ -180,7 +181,8 @@ export class EventProcessor implements QueuedTurnHandler {
     const witness = await this.#roomWitness(request.roomToken);
     const previous = await this.#reconcile(replyId, request.roomToken, message, witness);
     const replyTo = request.replyTo !== null && /^\d+$/.test(request.replyTo) ? Number(request.replyTo) : null;
-    const target: ReplyTarget = { inboxId: replyId, route: request.route, roomToken: request.roomToken, replyTo, inThread: payload.inThread };
+    const speaker = await this.#speaker(request.roomToken, bot, request.route);
+    const target: ReplyTarget = { inboxId: replyId, route: request.route, roomToken: request.roomToken, replyTo, inThread: payload.inThread, ...(speaker ? { speaker } : {}) };
     const stream = this.#stream(target, message, previous);
     const postedBefore = previous.filter((c) => c.posted).map((c) => c.text);
     const alreadyPosted = [payload.alreadyPosted, ...postedBefore].filter((t) => t !== '').join('\n\n');
@@ -208,6 +210,21 @@ export class EventProcessor implements QueuedTurnHandler {
     const payload = queuedPayload(request.inboxPayload);
     const author = payload ? storedAuthor(request, payload.message) : null;
     await withTalkLanguage(await this.#languageOf(author), () => this.#tell(request, payload, text()));
+  }
+
+  /**
+   * The name an answer through the shared identity starts with when several of our bots are in the
+   * room (they share "Talk AI"); null for a bot's own Talk identity, which is its name already, and
+   * for a room with one bot. A room's bots are those with an onboarding state there (room_states).
+   */
+  async #speaker(roomToken: string, bot: Bot | null, route: string): Promise<string | null> {
+    const d = this.#deps;
+    if (!bot || (await d.identities.botFor(route)) !== null) return null;
+    const others = new Set((await d.onboarding.roomStates(roomToken)).map((s) => s.botId).filter((id) => id !== bot.id));
+    for (const id of others) {
+      if (!d.bots || (await d.bots.get(id))?.active) return bot.displayName;
+    }
+    return null;
   }
 
   /** The language of the fixed texts written to `author` (English without one). */
@@ -302,8 +319,8 @@ function storedAuthor(request: QueuedRequest, message: ParsedMessage): ActingUse
 }
 
 /** Where the answer to an inbox event goes. */
-function targetFor(event: InboxEvent, route: string, message: ParsedMessage, identities: Pick<TalkIdentities, 'forgetRoom'>): ReplyTarget {
-  const target: ReplyTarget = { inboxId: event.id, route, roomToken: event.roomToken, replyTo: replyTarget(message), inThread: message.threadId !== null };
+function targetFor(event: InboxEvent, route: string, message: ParsedMessage, identities: Pick<TalkIdentities, 'forgetRoom'>, speaker: string | null): ReplyTarget {
+  const target: ReplyTarget = { inboxId: event.id, route, roomToken: event.roomToken, replyTo: replyTarget(message), inThread: message.threadId !== null, ...(speaker ? { speaker } : {}) };
   if (route !== event.route) target.fallback = { route: event.route, forget: () => identities.forgetRoom(event.roomToken, route) };
   return target;
 }

@@ -20,6 +20,18 @@ export interface ReplyTarget {
    * through, and how to forget that the own one is enabled here once Talk refuses it.
    */
   fallback?: { route: string; forget: () => Promise<void> };
+  /**
+   * The answering bot's name, when the answer goes out through the shared identity in a room with
+   * several of our bots: the first message then starts with "**Name:** ". Only Talk sees it; the
+   * reply log keeps the text without it, so the model and memory never take it for the bot's words.
+   */
+  speaker?: string;
+}
+
+/** "**Name:**": a name without Markdown, line breaks or brackets, so it cannot open emphasis, a link or a second line. */
+export function speakerLabel(name: string): string {
+  const clean = name.replace(/[\r\n*_`~[\]()<>|#\\]/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 64);
+  return clean === '' ? '' : `**${clean}:**`;
 }
 
 /** Deterministic per reply and position, so a resumed reply can find what it already posted. */
@@ -115,11 +127,17 @@ export class ReplyStream {
   /** A message of its own (progress line, error, canned answer), through the same log and sanitiser. */
   async post(message: string, sanitize = true): Promise<void> {
     const clean = sanitize ? this.#sanitizer.sanitize(message) : message;
-    for (const piece of splitForTalk(clean)) {
+    if (clean.trim() === '') return;
+    // The name goes before the first message only, through the sanitiser too (a name may look like a mention or link, S8).
+    const name = this.#postedCount === 0 && this.#target.speaker ? this.#sanitizer.sanitize(speakerLabel(this.#target.speaker)).trim() : '';
+    let label = name === '' ? '' : `${name} `;
+    for (const piece of splitForTalk(label + clean)) {
       if (piece.trim() === '') continue;
+      const logged = label !== '' && piece.startsWith(label) ? piece.slice(label.length) : piece;
+      label = '';
       const seq = this.#seq++;
       const referenceId = chunkReferenceId(this.#target.inboxId, seq, this.#salt);
-      await this.#log.intend(this.#target.inboxId, seq, referenceId, piece);
+      await this.#log.intend(this.#target.inboxId, seq, referenceId, logged);
       const first = this.#postedCount === 0;
       const replyTo = this.#target.inThread || first ? this.#target.replyTo : null;
       // One notification per answer: the first message notifies (a reply, or a message in a one-to-one

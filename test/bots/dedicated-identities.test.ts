@@ -98,7 +98,8 @@ for (const dialect of DIALECTS) {
       await sayThrough([SHARED_ROUTE], 'A');
       s.llm.enqueue({ text: ['Tutor here.'] });
       const merged = await storedOnlyFor(dedicatedRoute(librarian.id), room, '@tutor through the wrong door');
-      assert.deepEqual(answersAfter(merged.id), [{ route: SHARED_ROUTE, text: 'Tutor here.' }]);
+      // Both bots are in this room, so the shared identity names the tutor (feature row 13).
+      assert.deepEqual(answersAfter(merged.id), [{ route: SHARED_ROUTE, text: '**Tutor:** Tutor here.' }]);
 
       // ...and where only the librarian's own Talk bot is enabled, nobody answers and the message is not marked handled.
       const lonely = s.h.nc.createRoom({ name: 'Librarian only', type: 2, participants: [{ actorId: 'alice', participantType: 1 }] }).token;

@@ -71,4 +71,50 @@ describe('Deck tools driven by Talk, as alice (issue 11, Deck part, end to end)'
     assert.deepEqual([...new Set(deckActors.map((a) => a.uid))], ['alice']);
     assert.deepEqual(s.h.nc.headerViolations, []);
   });
+
+  it('sets up a board from Talk: creates it, adds stacks in place and a label; deleting the label waits for alice', async () => {
+    const room = s.groupRoom();
+    await s.onboard(room, bot, 'A');
+    /** One turn with one tool call; a confirmation the server asks for (S6 taint of the room's history) is given by alice. */
+    const turn = async (text: string, name: string, args: Record<string, unknown>, confirm = true): Promise<string | null> => {
+      const before = s.bot(room).length;
+      s.llm.enqueue({ toolCalls: [{ id: 't1', name, arguments: JSON.stringify(args) }] });
+      s.llm.responder = () => ({ text: ['Done.'] });
+      await s.say(room, 'alice', `@planner ${text}`);
+      await s.idle();
+      const asked = s.bot(room).slice(before).map((m) => /Confirmation needed\*\* \(code (\d{4,8})\)/.exec(m.message)?.[1]).find(Boolean) ?? null;
+      if (asked && confirm) {
+        await s.say(room, 'alice', `@planner yes ${asked}`);
+        await s.idle();
+      }
+      return asked;
+    };
+    const boardsBefore = new Set(s.h.nc.deck.boards.keys());
+    await turn('make a board "Science fair"', 'deck_create_board', { title: 'Science fair' });
+    const board = [...s.h.nc.deck.boards.values()].find((b) => !boardsBefore.has(b.id));
+    assert.ok(board, s.bot(room).slice(-2).map((m) => m.message).join(' | '));
+    assert.deepEqual([board.title, board.owner, board.acl], ['Science fair', 'alice', []]);
+    const columns = () => [...s.h.nc.deck.stacks.values()].filter((x) => x.boardId === board.id).sort((a, b) => a.order - b.order || a.id - b.id).map((x) => x.title);
+    await turn('add a stack To do', 'deck_create_stack', { boardId: board.id, title: 'To do' });
+    await turn('add a stack Done', 'deck_create_stack', { boardId: board.id, title: 'Done' });
+    await turn('put a stack Doing in the middle', 'deck_create_stack', { boardId: board.id, title: 'Doing', position: 1 });
+    assert.deepEqual(columns(), ['To do', 'Doing', 'Done'], s.bot(room).slice(-3).map((m) => m.message).join(' | '));
+    await turn('rename Done to Finished and put it first', 'deck_update_stack', { boardId: board.id, stackId: [...s.h.nc.deck.stacks.values()].find((x) => x.boardId === board.id && x.title === 'Done')?.id, title: 'Finished', position: 0 });
+    assert.deepEqual(columns(), ['Finished', 'To do', 'Doing']);
+
+    await turn('add a label "Needs material"', 'deck_create_label', { boardId: board.id, title: 'Needs material', color: 'ff7a66' });
+    const label = board.labels.find((l) => l.title === 'Needs material');
+    assert.ok(label, s.bot(room).slice(-2).map((m) => m.message).join(' | '));
+    // Deleting is always confirmed, whatever the turn's taint.
+    const code = await turn('delete the label "Needs material"', 'deck_delete_label', { boardId: board.id, labelId: label.id }, false);
+    assert.ok(code, 'the deletion waits for a confirmation');
+    assert.ok(board.labels.some((l) => l.id === label.id), 'not deleted before the confirmation');
+    await s.say(room, 'bob', `@planner yes ${code}`);
+    await s.idle();
+    assert.ok(board.labels.some((l) => l.id === label.id), 'bob cannot confirm for alice');
+    await s.say(room, 'alice', `@planner yes ${code}`);
+    await s.idle();
+    assert.ok(!board.labels.some((l) => l.id === label.id));
+    assert.deepEqual([...new Set(s.h.nc.deck.actors.map((a) => a.uid))], ['alice']);
+  });
 });

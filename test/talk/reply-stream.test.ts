@@ -5,7 +5,7 @@ import { NextcloudClient } from '../../lib/nextcloud/client.ts';
 import { BotSender } from '../../lib/talk/bot-sender.ts';
 import { ReplyLog } from '../../lib/talk/reply-log.ts';
 import { ReplySanitizer } from '../../lib/talk/reply-sanitizer.ts';
-import { ReplyStream } from '../../lib/talk/reply-stream.ts';
+import { ReplyStream, speakerLabel } from '../../lib/talk/reply-stream.ts';
 import { TalkIdentities } from '../../lib/talk/talk-identities.ts';
 import { Vault } from '../../lib/vault/vault.ts';
 import { FakeNextcloud } from '../fakes/nextcloud/server.ts';
@@ -37,9 +37,9 @@ describe('reply stream', () => {
     await tdb.drop();
   });
 
-  const stream = (inboxId: number, inThread: boolean, replyTo: number) =>
+  const stream = (inboxId: number, inThread: boolean, replyTo: number, speaker?: string) =>
     new ReplyStream({
-      target: { inboxId, route: 'talk_bot', roomToken: token, replyTo, inThread },
+      target: { inboxId, route: 'talk_bot', roomToken: token, replyTo, inThread, ...(speaker !== undefined ? { speaker } : {}) },
       sender,
       log,
       sanitizer: new ReplySanitizer({ nextcloudOrigin: nc.url, allowedHosts: [], userText: '' }),
@@ -127,5 +127,53 @@ describe('reply stream', () => {
     assert.doesNotMatch(text, /https:\/\/evil\.example/);
     assert.match(text, new RegExp(`${nc.url.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}/f/12`));
     assert.doesNotMatch(text, /(^|\s)@all/);
+  });
+
+  it('names the bot in the first message only; the reply log and the streamed text keep the bot\'s own words', async () => {
+    const m = nc.postMessage(token, { actorType: 'users', actorId: 'alice' }, 'question');
+    const before = nc.botMessages.length;
+    const s = stream(4, false, m.id, 'Helper');
+    await s.push('First paragraph.\n\nSecond paragraph.\n\n');
+    await s.post('A progress line.');
+    const text = await s.finish();
+    const sent = nc.botMessages.slice(before).map((b) => b.message);
+    assert.deepEqual(sent, ['**Helper:** First paragraph.', 'Second paragraph.', 'A progress line.']);
+    assert.deepEqual((await log.list(4)).map((c) => c.text), ['First paragraph.', 'Second paragraph.', 'A progress line.']);
+    assert.equal(text, 'First paragraph.\n\nSecond paragraph.');
+  });
+
+  it('the name also leads a thinking placeholder, and a name cannot smuggle Markdown, lines, links or mentions (S8)', async () => {
+    const m = nc.postMessage(token, { actorType: 'users', actorId: 'alice' }, 'question');
+    const before = nc.botMessages.length;
+    const s = stream(5, false, m.id, 'Evil* [x](https://evil.example)\n@all');
+    await s.push('<think>hmm</think>Answer.');
+    await s.finish();
+    const sent = nc.botMessages.slice(before).map((b) => b.message);
+    assert.equal(sent.length, 2);
+    // The sanitiser drops the link (its text stays) and defuses the mention, as in any reply.
+    assert.ok(sent[0]!.startsWith('**Evil x evil.example ＠all:** '), sent[0]);
+    assert.doesNotMatch(sent[0]!, /https?:|\n|(^|\s)@all|\]\(/);
+    assert.equal(sent[1], 'Answer.', 'only the first message is named');
+    assert.equal(speakerLabel(' \n*_ '), '', 'a name of nothing but markup gives no label');
+    assert.equal(speakerLabel('Helper'), '**Helper:**');
+  });
+
+  it('a resumed reply whose first message was already posted is not named again', async () => {
+    const m = nc.postMessage(token, { actorType: 'users', actorId: 'alice' }, 'question');
+    const first = stream(6, false, m.id, 'Helper');
+    await first.push('Before the restart.\n\n');
+    const before = nc.botMessages.length;
+    const resumed = new ReplyStream({
+      target: { inboxId: 6, route: 'talk_bot', roomToken: token, replyTo: m.id, inThread: false, speaker: 'Helper' },
+      sender,
+      log,
+      sanitizer: new ReplySanitizer({ nextcloudOrigin: nc.url, allowedHosts: [], userText: '' }),
+      salt: 'salt',
+      now: () => clock,
+      previous: await log.list(6),
+    });
+    await resumed.push('After it.');
+    await resumed.finish();
+    assert.deepEqual(nc.botMessages.slice(before).map((b) => b.message), ['After it.']);
   });
 });

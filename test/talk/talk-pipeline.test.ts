@@ -128,7 +128,8 @@ for (const dialect of DIALECTS) {
       assert.equal(s.llm.chatRequests().length, calls + 1, 'exactly one model call');
       const sys = (s.llm.lastChatBody().messages as Array<{ content: string }>)[0]!.content;
       assert.match(sys, /@beta/);
-      assert.deepEqual(s.bot(room).slice(before).map((r) => r.message), ['Beta here.']);
+      // Two bots share the "Talk AI" identity here, so the answer names its bot (feature row 13).
+      assert.deepEqual(s.bot(room).slice(before).map((r) => r.message), ['**beta:** Beta here.']);
     });
 
     it('lets only moderators reset a bot, politely refusing others', async () => {

@@ -16,13 +16,21 @@ const CALENDAR = ['calendar_list', 'calendar_search', 'calendar_availability', '
 const DECK = [
   'deck_list_boards',
   'deck_get_board',
+  'deck_create_board',
+  'deck_update_board',
+  'deck_archive_board',
+  'deck_create_stack',
+  'deck_update_stack',
+  'deck_delete_stack',
   'deck_list_cards',
   'deck_create_card',
   'deck_update_card',
   'deck_move_card',
   'deck_archive_card',
   'deck_delete_card',
-  'deck_delete_stack',
+  'deck_create_label',
+  'deck_update_label',
+  'deck_delete_label',
   'deck_list_comments',
   'deck_add_comment',
   'deck_update_comment',
@@ -58,6 +66,8 @@ function assertConfined(calls: RecordedCall[]): void {
     // The Collectives probe as the user (absent in this fake: OCS 404, then a 404 page).
     /^\/ocs\/v2\.php\/apps\/collectives\/api\/v1\.0\/collectives$/,
     /^\/index\.php\/apps\/collectives\/_api$/,
+    // deck_create_board needs no id: any title makes a new board of alice's, at this one fixed URL.
+    /^\/index\.php\/apps\/deck\/api\/v1\.0\/boards$/,
   ];
   for (const c of calls) {
     assert.equal(c.user, 'alice', `${c.method} ${c.path}`);
@@ -105,7 +115,7 @@ describe('the first-party provider', () => {
       for (const forbidden of ['user_id', 'userId', 'owner', 'url', 'href', 'endpoint', 'password_hash', 'token', 'secret']) assert.ok(!props.includes(forbidden), `${d.name} takes no ${forbidden}`);
     }
     const destructive = ALL_FIRST_PARTY_TOOLS.filter((t) => t.definition.policy.destructive).map((t) => t.definition.name).sort();
-    assert.deepEqual(destructive, ['calendar_delete_event', 'collectives_trash_page', 'deck_delete_card', 'deck_delete_comment', 'deck_delete_stack', 'files_delete', 'files_overwrite', 'sharing_delete']);
+    assert.deepEqual(destructive, ['calendar_delete_event', 'collectives_trash_page', 'deck_delete_card', 'deck_delete_comment', 'deck_delete_label', 'deck_delete_stack', 'files_delete', 'files_overwrite', 'sharing_delete']);
     for (const name of ['files_list', 'files_read', 'sharing_list', 'calendar_list', 'calendar_search', 'calendar_availability']) {
       assert.equal(ALL_FIRST_PARTY_TOOLS.find((t) => t.definition.name === name)?.definition.policy.readOnly, true, name);
     }

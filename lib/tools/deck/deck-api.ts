@@ -90,6 +90,8 @@ export interface DeckStack {
 export interface DeckBoard {
   id: number;
   title: string;
+  /** Six hex digits without '#'; a board update must send it back (Deck 1.17 answers 400 without it). */
+  color: string;
   owner: DeckUser;
   archived: boolean;
   deleted: boolean;
@@ -202,6 +204,7 @@ export function toBoard(v: unknown): DeckBoard {
   return {
     id: int(r['id']),
     title: str(r['title']),
+    color: str(r['color']),
     owner: toUser(r['owner']),
     archived: r['archived'] === true,
     deleted: int(r['deletedAt']) > 0,
@@ -324,8 +327,47 @@ export class DeckApi {
     await this.#rest<unknown>('PUT', '/boards/{boardId}/stacks/{stackId}/cards/{cardId}/reorder', { boardId, stackId, cardId }, { order, stackId: toStackId });
   }
 
+  async createBoard(title: string, color: string): Promise<DeckBoard> {
+    return toBoard(await this.#rest<unknown>('POST', '/boards', {}, { title, color }));
+  }
+
+  /**
+   * Deck 1.17 needs title and color (400 without either) and takes a missing `archived` as false,
+   * which unarchives (test/fixtures/nextcloud33/deck-1.17-boards-stacks-labels.json), so all three are sent.
+   */
+  async updateBoard(boardId: number, fields: { title: string; color: string; archived: boolean }): Promise<DeckBoard> {
+    return toBoard(await this.#rest<unknown>('PUT', '/boards/{boardId}', { boardId }, { title: fields.title, color: fields.color, archived: fields.archived }));
+  }
+
+  /** Deck 1.17 needs `order` (400 without it) and does not renumber the other stacks. */
+  async createStack(boardId: number, title: string, order: number): Promise<DeckStack> {
+    return toStack(await this.#rest<unknown>('POST', '/boards/{boardId}/stacks', { boardId }, { title, order }));
+  }
+
+  /**
+   * `boardId` must be the stack's board as the server listed it: Deck 1.17 makes the URL's board
+   * the stack's board (capture updateStackOtherBoardUrl moved a stack to another board).
+   */
+  async updateStack(boardId: number, stackId: number, title: string, order: number): Promise<DeckStack> {
+    return toStack(await this.#rest<unknown>('PUT', '/boards/{boardId}/stacks/{stackId}', { boardId, stackId }, { title, order }));
+  }
+
   async deleteStack(boardId: number, stackId: number): Promise<void> {
     await this.#rest<unknown>('DELETE', '/boards/{boardId}/stacks/{stackId}', { boardId, stackId });
+  }
+
+  /** Deck 1.17: title and color are required; a title already on the board (exactly) is a 400 "title must be unique". */
+  async createLabel(boardId: number, title: string, color: string): Promise<DeckLabel> {
+    return toLabel(await this.#rest<unknown>('POST', '/boards/{boardId}/labels', { boardId }, { title, color }));
+  }
+
+  async updateLabel(boardId: number, labelId: number, title: string, color: string): Promise<DeckLabel> {
+    return toLabel(await this.#rest<unknown>('PUT', '/boards/{boardId}/labels/{labelId}', { boardId, labelId }, { title, color }));
+  }
+
+  /** Deck takes the label off every card that has it. */
+  async deleteLabel(boardId: number, labelId: number): Promise<void> {
+    await this.#rest<unknown>('DELETE', '/boards/{boardId}/labels/{labelId}', { boardId, labelId });
   }
 
   /** Deck's version from `cloud/capabilities` as the user, or null when it cannot be read. */

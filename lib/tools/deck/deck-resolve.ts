@@ -39,6 +39,17 @@ export function requireEdit(board: DeckBoard): void {
   if (board.archived) throw new InvalidArgumentError(`the board "${board.title}" (${board.id}) is archived, and Deck allows no changes on it; it must be unarchived in Deck first`);
 }
 
+/** The right to manage the board (boards, stacks and labels), on a board that is not archived (Deck answers 500 there). */
+export function requireManage(board: DeckBoard, what: string): void {
+  if (!board.permissions.manage) throw new InvalidArgumentError(`${what} needs the right to manage the board "${board.title}" (${board.id}), which you do not have`);
+  if (board.archived) throw new InvalidArgumentError(`the board "${board.title}" (${board.id}) is archived, and Deck allows no changes on it; unarchive it first (deck_archive_board with archive: false)`);
+}
+
+/** Whether anyone but the user works on the board: its members, or a group or team it is shared with. */
+export function sharedWithOthers(board: DeckBoard, self: string): boolean {
+  return [...boardMembers(board).keys()].some((uid) => uid !== self) || board.acl.some((a) => a.type !== ASSIGN_USER);
+}
+
 export function describeBoard(board: DeckBoard): string {
   return `"${board.title}" (${board.id})`;
 }

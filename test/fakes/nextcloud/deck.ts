@@ -11,6 +11,12 @@
 // CardService::reorder as a string; capture 90 asked for order 0 and got 1) unless `version`
 // is set to 1.16 or later; the archived listing carries no assignees, comment count or owner
 // object; editing a reply checks its parent comment's id as a card id.
+// Boards, stacks and labels are written as Deck 1.17 does it (capture
+// test/fixtures/nextcloud33/deck-1.17-boards-stacks-labels.json): the manage right for all of them,
+// a 400 with an empty body when a required field (board color, stack order, label color) is
+// missing, a board update without `archived` unarchives, a stack update moves the stack to the
+// board of its URL, stacks are never renumbered, label titles are unique per board (exactly), and
+// a deleted label comes off every card.
 import { createHash } from 'node:crypto';
 import { ocsData, ocsFailure, phpJson, type FakeReply } from './ocs.ts';
 import type { FakeRoute, RouteContext } from './server.ts';
@@ -21,6 +27,8 @@ export interface FakeDeckLabel {
   title: string;
   color: string;
   boardId: number;
+  /** Set by an update (capture renameLabel); 0 until then. */
+  lastModified?: number;
 }
 
 /** type 0 = user, 1 = group. */
@@ -102,13 +110,18 @@ const DEFAULT_LABELS: Array<[string, string]> = [
 
 class DeckError extends Error {
   readonly status: number;
-  constructor(status: number, message: string) {
+  /** Deck 1.17 answers a missing required controller argument with a bare 400 (no body). */
+  readonly bare: boolean;
+  constructor(status: number, message: string, bare = false) {
     super(message);
     this.status = status;
+    this.bare = bare;
   }
 }
 
 const denied = (): DeckError => new DeckError(403, 'Permission denied');
+const bareBadRequest = (): DeckError => new DeckError(400, '', true);
+const NOT_EMPTY = (field: string): DeckError => new DeckError(400, `${field} must be provided and must be not empty`);
 // Deck's StatusException answers 500.
 const archivedCard = (): DeckError => new DeckError(500, 'Operation not allowed. This card is archived.');
 
@@ -290,7 +303,8 @@ export class FakeDeck {
   }
 
   #labelJson(l: FakeDeckLabel, cardId: number | null): Record<string, unknown> {
-    return { id: l.id, title: l.title, color: l.color, boardId: l.boardId, cardId, lastModified: 0, ETag: md5('0') };
+    const lastModified = l.lastModified ?? 0;
+    return { id: l.id, title: l.title, color: l.color, boardId: l.boardId, cardId, lastModified, ETag: md5(String(lastModified)) };
   }
 
   #aclJson(a: FakeDeckAcl, boardId: number): Record<string, unknown> {
@@ -298,9 +312,15 @@ export class FakeDeck {
     return { id: a.id, participant, type: a.type, boardId, permissionEdit: a.edit, permissionShare: a.share, permissionManage: a.manage, owner: false };
   }
 
+  /** BoardService::create's answer (capture createBoard): the full keys, but no users, stacks or settings yet. */
+  #createdBoardJson(b: FakeDeckBoard, uid: string): Record<string, unknown> {
+    const { shared: _shared, ...shape } = this.#boardJson(b, uid, false);
+    return { ...shape, labels: b.labels.map((l) => ({ ...this.#labelJson(l, null), lastModified: null, ETag: md5('') })) };
+  }
+
   #boardJson(b: FakeDeckBoard, uid: string, full: boolean): Record<string, unknown> {
     const p = this.perms(uid, b);
-    const stacks = full ? [...this.stacks.values()].filter((s) => s.boardId === b.id && s.deletedAt === 0).sort((x, y) => x.order - y.order).map((s) => this.#stackJson(s, null)) : [];
+    const stacks = full ? [...this.stacks.values()].filter((s) => s.boardId === b.id && s.deletedAt === 0).sort((x, y) => x.id - y.id).map((s) => this.#stackJson(s, null)) : [];
     return {
       id: b.id,
       title: b.title,
@@ -428,7 +448,7 @@ export class FakeDeck {
       }
       return json(200, out);
     } catch (err) {
-      if (err instanceof DeckError) return json(err.status, { status: err.status, message: err.message });
+      if (err instanceof DeckError) return err.bare ? { status: err.status, headers: { 'content-type': 'text/html; charset=UTF-8' }, body: '' } : json(err.status, { status: err.status, message: err.message });
       throw err;
     }
   }
@@ -439,24 +459,65 @@ export class FakeDeck {
     if (method === 'GET' && rest === '/boards') {
       return [...this.boards.values()].filter((b) => this.perms(uid, b).read).map((b) => this.#boardJson(b, uid, false));
     }
+    if (method === 'POST' && rest === '/boards') {
+      if (typeof body['title'] !== 'string' || body['title'] === '') throw NOT_EMPTY('title');
+      if (typeof body['color'] !== 'string') throw bareBadRequest();
+      const board = this.createBoard(uid, body['title'], body['color']);
+      board.lastModified = 0;
+      return this.#createdBoardJson(board, uid);
+    }
     if ((m = /^\/boards\/(\d+)$/.exec(rest)) && method === 'GET') {
       const board = this.#check(uid, 'board', n(1), 'read');
+      return this.#boardJson(board, uid, true);
+    }
+    if ((m = /^\/boards\/(\d+)$/.exec(rest)) && method === 'DELETE') {
+      // BoardService::delete marks the board deleted (the trash), the answer is the board.
+      const board = this.#check(uid, 'board', n(1), 'manage');
+      board.deletedAt = this.#seconds();
+      return this.#boardJson(board, uid, true);
+    }
+    if ((m = /^\/boards\/(\d+)$/.exec(rest)) && method === 'PUT') {
+      // BoardApiController::update(title, color, archived = false): no archived check, so an archived board can be renamed.
+      const board = this.#check(uid, 'board', n(1), 'manage');
+      if (typeof body['color'] !== 'string' || !('title' in body)) throw bareBadRequest();
+      if (typeof body['title'] !== 'string' || body['title'] === '') throw NOT_EMPTY('title');
+      board.title = body['title'];
+      board.color = body['color'];
+      board.archived = body['archived'] === true;
+      board.lastModified = Math.max(this.#seconds(), board.lastModified + 1);
       return this.#boardJson(board, uid, true);
     }
     if ((m = /^\/boards\/(\d+)\/stacks(\/archived)?$/.exec(rest))) {
       const archived = m[2] !== undefined;
       if (method === 'GET') {
         const board = this.#check(uid, 'board', n(1), 'read');
+        // Listed by id, not by order (Deck 1.17 capture listStacksAfterReorder: orders 0, 1, 0); clients sort.
         return [...this.stacks.values()]
           .filter((s) => s.boardId === board.id && s.deletedAt === 0)
-          .sort((a, b) => a.order - b.order)
+          .sort((a, b) => a.id - b.id)
           .map((s) => this.#stackJson(s, [...this.cards.values()].filter((c) => c.stackId === s.id && c.deletedAt === 0 && c.archived === archived).sort((a, b) => a.order - b.order || a.id - b.id), archived));
       }
       if (method === 'POST' && !archived) {
+        if (!('order' in body) || !('title' in body)) throw bareBadRequest();
         this.#writable(this.#check(uid, 'board', n(1), 'manage'));
-        if (typeof body['title'] !== 'string' || body['title'] === '') throw new DeckError(400, 'title must be provided');
-        return this.#stackJson(this.addStack(n(1), body['title'], Number(body['order'] ?? 0)), null);
+        if (typeof body['title'] !== 'string' || body['title'] === '') throw NOT_EMPTY('title');
+        const stack = this.addStack(n(1), body['title'], Number(body['order']));
+        stack.lastModified = 0;
+        return this.#stackJson(stack, null);
       }
+    }
+    if ((m = /^\/boards\/(\d+)\/stacks\/(\d+)$/.exec(rest)) && method === 'PUT') {
+      if (!('order' in body) || !('title' in body)) throw bareBadRequest();
+      this.#writable(this.#check(uid, 'stack', n(2), 'manage'));
+      this.#writable(this.#check(uid, 'board', n(1), 'manage'));
+      if (typeof body['title'] !== 'string' || body['title'] === '') throw NOT_EMPTY('title');
+      const stack = this.stacks.get(n(2));
+      if (!stack || stack.deletedAt !== 0) throw denied();
+      stack.title = body['title'];
+      stack.order = Number(body['order']);
+      // StackService::update sets the board of the URL (capture updateStackOtherBoardUrl).
+      stack.boardId = n(1);
+      return this.#stackJson(stack, null);
     }
     if ((m = /^\/boards\/(\d+)\/stacks\/(\d+)$/.exec(rest)) && method === 'DELETE') {
       this.#check(uid, 'stack', n(2), 'manage');
@@ -467,9 +528,39 @@ export class FakeDeck {
       return this.#stackJson(stack, null);
     }
     if ((m = /^\/boards\/(\d+)\/labels$/.exec(rest)) && method === 'POST') {
-      this.#check(uid, 'board', n(1), 'manage');
-      const label = this.addLabel(n(1), String(body['title'] ?? ''), String(body['color'] ?? '31CC7C'));
+      if (typeof body['color'] !== 'string' || !('title' in body)) throw bareBadRequest();
+      const board = this.#writable(this.#check(uid, 'board', n(1), 'manage'));
+      const title = String(body['title']);
+      if (board.labels.some((l) => l.title === title)) throw new DeckError(400, 'title must be unique');
+      const label = this.addLabel(n(1), title, body['color']);
       return { ...this.#labelJson(label, null), lastModified: null, ETag: md5('') };
+    }
+    if ((m = /^\/boards\/(\d+)\/labels\/(\d+)$/.exec(rest))) {
+      // LabelService finds the label by id and checks the right on its own board.
+      const labelId = n(2);
+      const board = [...this.boards.values()].find((b) => b.labels.some((l) => l.id === labelId));
+      if (!board) throw denied();
+      const label = board.labels.find((l) => l.id === labelId) as FakeDeckLabel;
+      if (method === 'GET') {
+        this.#check(uid, 'board', board.id, 'read');
+        return this.#labelJson(label, null);
+      }
+      if (method === 'PUT') {
+        if (typeof body['color'] !== 'string' || !('title' in body)) throw bareBadRequest();
+        this.#writable(this.#check(uid, 'board', board.id, 'manage'));
+        const title = String(body['title']);
+        if (board.labels.some((l) => l !== label && l.title === title)) throw new DeckError(400, 'title must be unique');
+        label.title = title;
+        label.color = body['color'];
+        label.lastModified = Math.max(this.#seconds(), (label.lastModified ?? 0) + 1);
+        return this.#labelJson(label, null);
+      }
+      if (method === 'DELETE') {
+        this.#writable(this.#check(uid, 'board', board.id, 'manage'));
+        board.labels = board.labels.filter((l) => l !== label);
+        for (const c of this.cards.values()) c.labels = c.labels.filter((id) => id !== labelId);
+        return this.#labelJson(label, null);
+      }
     }
     if ((m = /^\/boards\/(\d+)\/acl$/.exec(rest)) && method === 'POST') {
       const board = this.#check(uid, 'board', n(1), 'share');
@@ -611,6 +702,9 @@ export class FakeDeck {
   #touch(card: FakeDeckCard, uid: string): void {
     card.lastModified = Math.max(this.#seconds(), card.lastModified + 1);
     card.lastEditor = uid;
+    // A card change touches its stack too (Deck 1.17 capture updateStackOtherBoardUrl: set after a label went on a card).
+    const stack = this.stacks.get(card.stackId);
+    if (stack) stack.lastModified = card.lastModified;
   }
 
   // --- OCS comments ---

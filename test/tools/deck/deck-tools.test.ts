@@ -601,10 +601,17 @@ describe('Deck tools against the fake Deck 1.13', () => {
       deck_add_comment: { boardId: d.board.id, cardId: card.id, message: 'hi', replyTo: comment.id },
       deck_update_comment: { boardId: d.board.id, cardId: card.id, commentId: comment.id, message: 'hi 2' },
       deck_delete_comment: { boardId: d.board.id, cardId: card.id, commentId: comment.id },
+      deck_update_board: { boardId: d.board.id, title: 'fuzz board' },
+      deck_archive_board: { boardId: d.board.id },
+      deck_create_stack: { boardId: d.board.id, title: 'fuzz stack' },
+      deck_update_stack: { boardId: d.board.id, stackId: d.done.id, title: 'fuzz stack' },
+      deck_create_label: { boardId: d.board.id, title: 'fuzz label' },
+      deck_update_label: { boardId: d.board.id, labelId: d.ai.id, title: 'fuzz label' },
+      deck_delete_label: { boardId: d.board.id, labelId: d.ai.id },
     };
-    const idFields = ['boardId', 'stackId', 'cardId', 'toStackId', 'toBoardId', 'commentId', 'replyTo'];
+    const idFields = ['boardId', 'stackId', 'cardId', 'toStackId', 'toBoardId', 'commentId', 'replyTo', 'labelId'];
     const bad: unknown[] = ['../', '..', '%2e%2e', `${d.board.id}/../1`, `${d.board.id}%2f..%2f1`, '1?x=1', '1#frag', 'abc', '1.5', ' 1', '+1', '0x10', -1, 0, 1.5, 1e300, 2 ** 53, '9007199254740993', '99999999999999999999', true, [1], { id: 1 }];
-    assert.deepEqual(Object.keys(valid).sort(), DECK_TOOLS.map((t) => t.definition.name).filter((n) => n !== 'deck_list_boards').sort(), 'every tool with ids is fuzzed');
+    assert.deepEqual(Object.keys(valid).sort(), DECK_TOOLS.map((t) => t.definition.name).filter((n) => n !== 'deck_list_boards' && n !== 'deck_create_board').sort(), 'every tool with ids is fuzzed');
     let tried = 0;
     const requests = w.confirmations.requests.length;
     for (const [name, args] of Object.entries(valid)) {
@@ -691,6 +698,6 @@ describe('Deck tools against the fake Deck 1.13', () => {
       assert.equal(t.taints, t.definition.policy.readOnly, `${t.definition.name}: reads taint, writes do not`);
       assert.ok(t.run ? t.definition.policy.readOnly : t.prepare && t.execute, t.definition.name);
     }
-    assert.deepEqual(DECK_TOOLS.filter((t) => t.definition.policy.destructive).map((t) => t.definition.name), ['deck_delete_card', 'deck_delete_stack', 'deck_delete_comment']);
+    assert.deepEqual(DECK_TOOLS.filter((t) => t.definition.policy.destructive).map((t) => t.definition.name), ['deck_delete_stack', 'deck_delete_card', 'deck_delete_label', 'deck_delete_comment']);
   });
 });
