@@ -34,22 +34,23 @@ describe('conversations in the real Talk 21', () => {
   });
 
   it('keeps two bots apart in one room: each answers its own mention, each remembers only its own turns', async () => {
-    const helper = await s.createBot('alice', unique('helper').replace(/-/g, '_'));
-    const critic = await s.createBot('alice', unique('critic').replace(/-/g, '_'));
+    const helper = await s.createBot('alice', unique('helper').replace(/-/g, '_'), [], 'Helper');
+    const critic = await s.createBot('alice', unique('critic').replace(/-/g, '_'), [], 'Critic');
     const token = await s.room('alice', ['bob']);
     await s.onboard('alice', token, helper.mention);
     await s.onboard('alice', token, critic.mention);
     s.llm.enqueue({ text: ['Helper here.'] });
     const one = await s.ask('alice', token, `@${helper.mention} hello helper`);
-    assert.match(one.map((m) => m.message).join('\n'), /Helper here\./);
+    assert.equal(one[0]?.message, '**Helper:** Helper here.', 'two of our bots share the Talk AI identity: the answer names its bot');
     const helperPrompt = JSON.stringify(s.llm.lastChatBody().messages);
     assert.match(helperPrompt, new RegExp(`You are ${helper.mention}`));
     s.llm.enqueue({ text: ['Critic here.'] });
     const two = await s.ask('alice', token, `@${critic.mention} hello critic`);
-    assert.match(two.map((m) => m.message).join('\n'), /Critic here\./);
+    assert.equal(two[0]?.message, '**Critic:** Critic here.');
     const criticPrompt = JSON.stringify(s.llm.lastChatBody().messages);
     assert.match(criticPrompt, new RegExp(`You are ${critic.mention}`));
     assert.doesNotMatch(criticPrompt, /hello helper|Helper here/, "the critic's memory holds none of the helper's turn");
+    assert.doesNotMatch(criticPrompt, /\*\*(Helper|Critic):\*\*/, 'the name is not fed back to the model as its own words');
   });
 
   it('never answers a forged webhook: a valid empty-user AppAPI header with a message Talk does not have', async () => {

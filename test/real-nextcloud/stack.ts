@@ -28,7 +28,7 @@ export interface Stack {
   /** Waits until the ExApp has no Talk event left to process (its inbox backlog, read as the admin). */
   idle(timeoutMs?: number): Promise<void>;
   /** Creates a bot as `owner` through the app's API (AppAPI proxy) and assigns `tools`. */
-  createBot(owner: User, mention: string, tools?: string[]): Promise<{ id: string; mention: string }>;
+  createBot(owner: User, mention: string, tools?: string[], displayName?: string): Promise<{ id: string; mention: string }>;
   /** A group room of `owner` with `participants` and the shared "Talk AI" bot enabled. */
   room(owner: User, participants: User[]): Promise<string>;
   /** Posts and waits for the answer: the bot messages that came after the post. */
@@ -130,8 +130,8 @@ export async function startStack(options: { dialect?: Dialect } = {}): Promise<S
         timeoutMs,
       );
     },
-    async createBot(owner, mention, tools = []) {
-      const r = await nc.proxy(owner, 'POST', '/api/v1/bots', { displayName: mention, mention, systemPrompt: `You are ${mention}.` });
+    async createBot(owner, mention, tools = [], displayName = mention) {
+      const r = await nc.proxy(owner, 'POST', '/api/v1/bots', { displayName, mention, systemPrompt: `You are ${mention}.` });
       assert.equal(r.status, 201, r.text);
       const bot = r.data.bot as { id: string; mention: string };
       if (tools.length > 0) {
