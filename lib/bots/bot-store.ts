@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import { z } from 'zod';
-import { validateQuestionTree, type QuestionTree } from '../router/onboarding.ts';
+import { validateQuestionTree, type QuestionTree } from './question-tree.ts';
 import type { BotsTable, Database } from '../storage/schema.ts';
 import type { ApprovalStatus, TeamMembers, Visibility } from './governance-tables.ts';
 import { PreparedQuery } from '../storage/prepared-query.ts';

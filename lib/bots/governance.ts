@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { LlmError } from '../llm/model-ref.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
-import { validateQuestionTree, type QuestionTree } from '../router/onboarding.ts';
+import { validateQuestionTree, type QuestionTree } from './question-tree.ts';
 import type { Database } from '../storage/schema.ts';
 import { ToolAssignmentError, type AssignmentHooks } from '../tools/tool-assignments.ts';
 import { createInvocationContext } from '../tools/tool-provider.ts';

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Database } from '../storage/schema.ts';
 import { isPlainObject, setOwn } from '../tools/json-schema.ts';
 import { isValidToolName } from '../tools/tool-provider.ts';
-import { withToolTables, type McpServersTable, type ToolDatabase } from '../tools/tool-tables.ts';
+import { withToolTables, type McpServersTable } from '../tools/tool-tables.ts';
 import { MASK, type Vault } from '../vault/vault.ts';
 
 export type McpServerKind = 'mcp' | 'companion';
@@ -259,7 +259,7 @@ function newContextKey(): string {
 }
 
 export class McpServerStore {
-  readonly #db: Kysely<ToolDatabase>;
+  readonly #db: Kysely<Database>;
   readonly #vault: Vault;
   readonly #now: () => number;
 
