@@ -1,6 +1,6 @@
 // A bot's whole reviewable configuration as one immutable snapshot (S10), and which snapshot a turn runs against.
 import type { Kysely } from 'kysely';
-import type { QuestionTree } from '../router/onboarding.ts';
+import type { QuestionTree } from './question-tree.ts';
 import type { Database } from '../storage/schema.ts';
 import type { ToolAssignment } from '../tools/tool-registry.ts';
 import { ToolAssignmentStore } from '../tools/tool-assignments.ts';

@@ -1,6 +1,6 @@
 // The JSON shapes of the bots API: request bodies (validated) and answers (documented in the OpenAPI document).
 import { z } from 'zod';
-import { MAX_ANSWERS_PER_QUESTION, MAX_QUESTIONS, MAX_TEXT_LENGTH } from '../router/onboarding.ts';
+import { MAX_ANSWERS_PER_QUESTION, MAX_QUESTIONS, MAX_TEXT_LENGTH } from './question-tree.ts';
 import { BOT_FIELD_SCHEMAS, TEAM_ID_PATTERN } from './bot-store.ts';
 
 /** Schemas whose JSON Schema is better described by another schema (the tree is checked by its own validator). */

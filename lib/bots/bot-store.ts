@@ -2,10 +2,11 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import { z } from 'zod';
-import { validateQuestionTree, type QuestionTree } from '../router/onboarding.ts';
+import { validateQuestionTree, type QuestionTree } from './question-tree.ts';
 import type { BotsTable, Database } from '../storage/schema.ts';
 import type { ApprovalStatus, TeamMembers, Visibility } from './governance-tables.ts';
 import { PreparedQuery } from '../storage/prepared-query.ts';
+import { collectFieldErrors } from '../validation/field-errors.ts';
 
 export type { ApprovalStatus, TeamMembers, Visibility };
 
@@ -191,13 +192,6 @@ function roundTemperature(t: number): number {
   return Math.round(t * 100) / 100;
 }
 
-function collect(issues: readonly z.core.$ZodIssue[], fields: Record<string, string>): void {
-  for (const issue of issues) {
-    const key = issue.path.length > 0 ? issue.path.map(String).join('.') : 'input';
-    if (!(key in fields)) fields[key] = issue.message;
-  }
-}
-
 // The question tree is checked by its own validator, so its errors carry paths inside the tree.
 function checkQuestions(value: unknown, fields: Record<string, string>): QuestionTree | null {
   if (value === null || value === undefined) return null;
@@ -328,7 +322,7 @@ export class BotStore {
     if (!isObject(input)) throw new BotValidationError({ input: 'Must be an object' });
     if (typeof ownerUid !== 'string' || ownerUid === '' || ownerUid.length > 64) fields.ownerUid = 'Must be a user id of 1 to 64 characters';
     const parsed = createSchema.safeParse(input);
-    if (!parsed.success) collect(parsed.error.issues, fields);
+    if (!parsed.success) collectFieldErrors(parsed.error.issues, fields);
     const questions = checkQuestions(input.onboardingQuestions, fields);
     // A taken mention is reported together with any other problem.
     const mention = fieldSchemas.mention.safeParse(input.mention);
@@ -413,7 +407,7 @@ export class BotStore {
     if (!existing) return null;
     const fields: Record<string, string> = {};
     const parsed = patchSchema.safeParse(patch);
-    if (!parsed.success) collect(parsed.error.issues, fields);
+    if (!parsed.success) collectFieldErrors(parsed.error.issues, fields);
     const questions = patch.onboardingQuestions !== undefined ? checkQuestions(patch.onboardingQuestions, fields) : undefined;
     const mention = patch.mention !== undefined ? fieldSchemas.mention.safeParse(patch.mention) : null;
     if (mention?.success && mention.data !== existing.mention && (await this.#mentionTaken(mention.data, id))) fields.mention = MENTION_TAKEN;

@@ -4,7 +4,7 @@ import type { z } from 'zod';
 import { LlmError } from '../llm/model-ref.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
-import { validateQuestionTree, type QuestionTree } from '../router/onboarding.ts';
+import { validateQuestionTree, type QuestionTree } from './question-tree.ts';
 import type { Database } from '../storage/schema.ts';
 import { ToolAssignmentError, type AssignmentHooks } from '../tools/tool-assignments.ts';
 import { createInvocationContext } from '../tools/tool-provider.ts';
@@ -15,6 +15,7 @@ import { botCreateSchema, botUpdateSchema, questionnaireSchema, type BotCreateBo
 import { BotStore, BotValidationError, MENTION_TAKEN, normalizeMention, type Bot, type BotState, type Questionnaire, type TeamMembers, type Visibility } from './bot-store.ts';
 import { TEAM_MODERATOR_LEVEL, type Memberships, type MembershipService, type TeamMember } from './memberships.ts';
 import type { ToolFamilyGate } from './tool-family-gate.ts';
+import { collectFieldErrors } from '../validation/field-errors.ts';
 
 export interface Scope {
   visibility: Visibility;
@@ -178,13 +179,6 @@ export interface ReviewView {
   bot: Bot;
   target: BotConfig;
   isUpdate: boolean;
-}
-
-function zodFields(issues: readonly z.core.$ZodIssue[], fields: Record<string, string>): void {
-  for (const issue of issues) {
-    const key = issue.path.length > 0 ? issue.path.map(String).join('.') : 'input';
-    if (!(key in fields)) fields[key] = issue.message;
-  }
 }
 
 function asObject(input: unknown, fields: Record<string, string>): Record<string, unknown> {
@@ -425,7 +419,7 @@ export class Governance {
     const parsed = questionnaireSchema.safeParse(input ?? {});
     if (!parsed.success) {
       const fields: Record<string, string> = {};
-      zodFields(parsed.error.issues, fields);
+      collectFieldErrors(parsed.error.issues, fields);
       throw new BotValidationError(fields);
     }
     if (bot.approvalStatus === 'personal') throw new GovernanceError(409, 'not_shared', 'A personal bot needs no review: choose groups, teams or everyone first');

@@ -7,8 +7,9 @@ import { z } from 'zod';
 import type { Database } from '../storage/schema.ts';
 import { isPlainObject, setOwn } from '../tools/json-schema.ts';
 import { isValidToolName } from '../tools/tool-provider.ts';
-import { withToolTables, type McpServersTable, type ToolDatabase } from '../tools/tool-tables.ts';
+import { withToolTables, type McpServersTable } from '../tools/tool-tables.ts';
 import { MASK, type Vault } from '../vault/vault.ts';
+import { collectFieldErrors } from '../validation/field-errors.ts';
 
 export type McpServerKind = 'mcp' | 'companion';
 /** read: runs; write: confirmed after untrusted content (S6); confirm: always confirmed; destructive: as write, destructive; off. */
@@ -154,13 +155,6 @@ const createSchema = z.object({
 });
 const patchSchema = z.object(fieldSchemas).partial();
 
-function collect(issues: readonly z.core.$ZodIssue[], fields: Record<string, string>): void {
-  for (const issue of issues) {
-    const key = issue.path.length > 0 ? issue.path.map(String).join('.') : 'input';
-    if (!(key in fields)) fields[key] = issue.message;
-  }
-}
-
 function checkHeaders(value: unknown, existing: Record<string, string>, fields: Record<string, string>): Record<string, string> | null {
   if (value === null) return {};
   if (!isPlainObject(value)) {
@@ -259,7 +253,7 @@ function newContextKey(): string {
 }
 
 export class McpServerStore {
-  readonly #db: Kysely<ToolDatabase>;
+  readonly #db: Kysely<Database>;
   readonly #vault: Vault;
   readonly #now: () => number;
 
@@ -277,7 +271,7 @@ export class McpServerStore {
     if (!isPlainObject(input)) throw new McpServerValidationError({ input: 'Must be an object' });
     const fields: Record<string, string> = {};
     const parsed = createSchema.safeParse(input);
-    if (!parsed.success) collect(parsed.error.issues, fields);
+    if (!parsed.success) collectFieldErrors(parsed.error.issues, fields, { unknownKey: null });
     const headers = input.headers === undefined ? {} : checkHeaders(input.headers, {}, fields);
     if (parsed.success && !('name' in fields) && (await this.#nameTaken(parsed.data.name, null))) fields.name = NAME_TAKEN;
     if (!parsed.success || headers === null || Object.keys(fields).length > 0) throw new McpServerValidationError(fields);
@@ -336,7 +330,7 @@ export class McpServerStore {
     if (!existing) return null;
     const fields: Record<string, string> = {};
     const parsed = patchSchema.safeParse(patch);
-    if (!parsed.success) collect(parsed.error.issues, fields);
+    if (!parsed.success) collectFieldErrors(parsed.error.issues, fields, { unknownKey: null });
     if (parsed.success && parsed.data.kind !== undefined && parsed.data.kind !== existing.kind) {
       fields.kind = 'The kind cannot change; register a new provider instead';
     }
@@ -370,7 +364,7 @@ export class McpServerStore {
   async approve(id: string, approval: McpApproval): Promise<McpServer | null> {
     const fields: Record<string, string> = {};
     const policies = toolPoliciesSchema.safeParse(approval?.toolPolicies ?? {});
-    if (!policies.success) collect(policies.error.issues.map((i) => ({ ...i, path: ['toolPolicies', ...i.path] })), fields);
+    if (!policies.success) collectFieldErrors(policies.error.issues.map((i) => ({ ...i, path: ['toolPolicies', ...i.path] })), fields, { unknownKey: null });
     if (typeof approval?.approvedToolsHash !== 'string' || !/^[a-f0-9]{64}$/.test(approval.approvedToolsHash)) fields.approvedToolsHash = 'Not a tool list hash';
     const tools = isPlainObject(approval?.approvedTools) ? approval.approvedTools : null;
     if (tools === null || Object.entries(tools).some(([n, h]) => !isValidToolName(n) || typeof h !== 'string')) fields.approvedTools = 'Must map tool names to hashes';

@@ -1,5 +1,6 @@
 import { errorForStatus, NextcloudError, UnsafeRequestError } from './errors.ts';
 import { CookieJar } from './cookie-jar.ts';
+import type { OcsOptions, Query, WebOptions, WebResponse } from './call-options.ts';
 import { CookieSession } from './cookie-session.ts';
 import { isIssued, type ActingUser } from './identity.ts';
 import { Transport, type RawResponse } from './internal/transport.ts';
@@ -16,36 +17,7 @@ export interface NextcloudClientOptions {
 
 export type { PathParams };
 
-export type Query = Record<string, string | number | boolean | undefined>;
-
-export interface OcsOptions {
-  params?: PathParams;
-  query?: Query;
-  body?: unknown;
-  timeoutMs?: number;
-  signal?: AbortSignal;
-  /** Only from a CookieSession (Collectives 2.x): the call's own cookie jar. */
-  jar?: CookieJar;
-}
-
-/** A JSON call to an app's web route below `/index.php/` (not OCS). */
-export interface WebOptions {
-  params?: PathParams;
-  query?: Query;
-  body?: unknown;
-  headers?: Record<string, string>;
-  timeoutMs?: number;
-  signal?: AbortSignal;
-  jar?: CookieJar;
-  /** Statuses ≥ 400 that the caller handles itself instead of getting an error. */
-  allowStatuses?: number[];
-}
-
-export interface WebResponse {
-  status: number;
-  /** The parsed JSON body, or null when the body is not JSON. */
-  json: unknown;
-}
+export type { OcsOptions, Query, WebOptions, WebResponse };
 
 export interface DavOptions {
   params?: PathParams;

@@ -1,9 +1,17 @@
 // A Nextcloud web session of one user for one tool call (capture 91): AppAPI auth plus the
 // session cookies Nextcloud sets, and the session's request token from `/index.php/csrftoken`.
 // Created only by `NextcloudSession.withCookieSession()`, which discards the jar afterwards.
-import type { NextcloudSession, PathParams, Query, WebResponse } from './client.ts';
+import type { OcsOptions, Query, WebOptions, WebResponse } from './call-options.ts';
 import type { CookieJar } from './cookie-jar.ts';
 import { NextcloudAuthError, NextcloudError } from './errors.ts';
+import type { PathParams } from './url-template.ts';
+
+/** What a cookie session uses of the `NextcloudSession` that creates it. */
+export interface SessionCalls {
+  readonly user: string;
+  ocs<T>(method: string, path: string, options?: OcsOptions): Promise<T>;
+  web(method: string, path: string, options?: WebOptions): Promise<WebResponse>;
+}
 
 const TOKEN = /^[A-Za-z0-9+/=:_-]{8,400}$/;
 
@@ -16,11 +24,11 @@ export interface CookieCallOptions {
 }
 
 export class CookieSession {
-  readonly #session: NextcloudSession;
+  readonly #session: SessionCalls;
   readonly #jar: CookieJar;
   #token: string | null = null;
 
-  constructor(session: NextcloudSession, jar: CookieJar) {
+  constructor(session: SessionCalls, jar: CookieJar) {
     this.#session = session;
     this.#jar = jar;
   }

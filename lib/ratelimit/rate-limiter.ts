@@ -1,6 +1,9 @@
 import { sql, type Kysely } from 'kysely';
 import { isPostgres } from '../storage/migrations/dialect.ts';
 import type { Database } from '../storage/schema.ts';
+import type { RateLimitProviderStateTable, RateLimitTables } from './rate-limit-tables.ts';
+
+export type { RateLimitCountersTable, RateLimitProviderStateTable, RateLimitTables } from './rate-limit-tables.ts';
 
 export type RateScope = 'chat' | 'embeddings';
 export type RateWindow = 'second' | 'minute' | 'hour' | 'day';
@@ -80,28 +83,6 @@ export interface RateLimitStatus {
   embeddings: ScopeStatus;
 }
 
-export interface RateLimitCountersTable {
-  scope: string;
-  level: string;
-  /** '' for the instance, the uid for a user, the room token for a guest room. */
-  subject: string;
-  win: string;
-  window_start: number;
-  used: number;
-  updated_at: number;
-}
-
-export interface RateLimitProviderStateTable {
-  scope: string;
-  remaining: number | null;
-  blocked_until: number | null;
-  observed_at: number;
-}
-
-export interface RateLimitTables {
-  rate_limit_counters: RateLimitCountersTable;
-  rate_limit_provider_state: RateLimitProviderStateTable;
-}
 
 type Db = Kysely<Database & RateLimitTables>;
 

@@ -3,28 +3,9 @@ import { redactString } from '../log/redact.ts';
 import { localized } from '../l10n/talk-language.ts';
 import type { Database } from '../storage/schema.ts';
 
-export type QueueStatus = 'pending' | 'processing' | 'failed' | 'expired';
+import type { QueueStatus, RequestQueueTables } from './request-queue-tables.ts';
 
-export interface RequestQueueTable {
-  id: Generated<number>;
-  bot_id: string;
-  room_token: string;
-  route: string;
-  uid: string | null;
-  reply_to: string | null;
-  /** JSON the caller needs to resume the turn; 'null' once the row is final. */
-  payload: string;
-  status: QueueStatus;
-  attempts: Generated<number>;
-  last_error: string | null;
-  created_at: number;
-  claimed_at: number | null;
-  finished_at: number | null;
-}
-
-export interface RequestQueueTables {
-  request_queue: RequestQueueTable;
-}
+export type { QueueStatus, RequestQueueTable, RequestQueueTables } from './request-queue-tables.ts';
 
 type Db = Kysely<Database & RequestQueueTables>;
 

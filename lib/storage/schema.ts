@@ -4,9 +4,9 @@
  * PostgreSQL.
  */
 import type { Generated } from 'kysely';
-import type { RateLimitTables } from '../ratelimit/rate-limiter.ts';
-import type { RequestQueueTables } from '../ratelimit/request-queue.ts';
-import type { TraceTables } from '../traces/trace-store.ts';
+import type { RateLimitTables } from '../ratelimit/rate-limit-tables.ts';
+import type { RequestQueueTables } from '../ratelimit/request-queue-tables.ts';
+import type { TraceTables } from '../traces/trace-tables.ts';
 import type { ToolTables } from '../tools/tool-tables.ts';
 import type { BotGovernanceColumns, GovernanceTables } from '../bots/governance-tables.ts';
 import type { ConfirmationTables } from '../confirmations/confirmation-tables.ts';

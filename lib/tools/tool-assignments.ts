@@ -5,7 +5,7 @@ import type { Database } from '../storage/schema.ts';
 import { isPlainObject } from './json-schema.ts';
 import { isValidToolName } from './tool-provider.ts';
 import type { ToolAssignment } from './tool-registry.ts';
-import { withToolTables, type ToolDatabase } from './tool-tables.ts';
+import { withToolTables } from './tool-tables.ts';
 import { PreparedQuery } from '../storage/prepared-query.ts';
 
 export const MAX_ASSIGNMENTS_PER_BOT = 200;
@@ -35,12 +35,12 @@ export interface AssignmentHooks {
 }
 
 // Read on every Talk turn: prepared once (storage/prepared-query.ts).
-const ASSIGNMENTS = new PreparedQuery((db: Kysely<ToolDatabase>, p: { botId: string }) =>
+const ASSIGNMENTS = new PreparedQuery((db: Kysely<Database>, p: { botId: string }) =>
   db.selectFrom('bot_tools').select(['tool_name', 'config']).where('bot_id', '=', p.botId).orderBy('position').orderBy('tool_name'),
 );
 
 export class ToolAssignmentStore {
-  readonly #db: Kysely<ToolDatabase>;
+  readonly #db: Kysely<Database>;
   readonly #now: () => number;
   readonly #hooks: AssignmentHooks[] = [];
 

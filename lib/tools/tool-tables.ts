@@ -3,7 +3,6 @@
  * the epoch, booleans 0/1 integers, JSON as text.
  */
 import type { Kysely } from 'kysely';
-import type { Database } from '../storage/schema.ts';
 
 export interface BotToolsTable {
   bot_id: string;
@@ -40,9 +39,11 @@ export interface ToolTables {
   mcp_servers: McpServersTable;
 }
 
-export type ToolDatabase = Database & ToolTables;
-
-/** The same connection, typed with the tool tables. */
-export function withToolTables(db: Kysely<Database>): Kysely<ToolDatabase> {
-  return db as unknown as Kysely<ToolDatabase>;
+/**
+ * The same connection. `storage/schema.ts`'s `Database` already includes `ToolTables`, so this is an
+ * identity kept for its callers; it takes the connection's own type so this file needs nothing from
+ * `storage/schema.ts` (which imports it).
+ */
+export function withToolTables<K extends Kysely<any>>(db: K): K {
+  return db;
 }

@@ -20,6 +20,7 @@ import { TOOL_NAME_PATTERN } from '../../tools/tool-provider.ts';
 import { HttpError } from '../http-error.ts';
 import { apiHeaders, csrfGuard, requireAdmin } from '../middleware/access.ts';
 import type { RouteSpec } from '../openapi.ts';
+import { collectFieldErrors } from '../../validation/field-errors.ts';
 
 export interface McpAdminDeps {
   store: McpServerStore;
@@ -166,17 +167,6 @@ function view(server: McpServer, provider: McpProvider | undefined): McpServerVi
 
 function invalid(fields: Record<string, string>): HttpError {
   return new HttpError(400, 'invalid_server', `Invalid tool server: ${Object.keys(fields).join(', ')}`, fields);
-}
-
-function collect(issues: readonly z.core.$ZodIssue[], fields: Record<string, string>): void {
-  for (const issue of issues) {
-    if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) fields[[...issue.path.map(String), key].join('.')] ??= 'Unknown field';
-      continue;
-    }
-    const key = issue.path.length > 0 ? issue.path.map(String).join('.') : 'input';
-    fields[key] ??= issue.message;
-  }
 }
 
 function bodyObject(req: Request): Record<string, unknown> {
@@ -381,7 +371,7 @@ export function mcpAdminRoutes(deps: McpAdminDeps): Router {
     const parsed = approveSchema.safeParse(req.body);
     if (!parsed.success) {
       const fields: Record<string, string> = {};
-      collect(parsed.error.issues, fields);
+      collectFieldErrors(parsed.error.issues, fields);
       throw invalid(fields);
     }
     const { hash } = parsed.data;

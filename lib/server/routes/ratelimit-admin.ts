@@ -10,6 +10,7 @@ import { isPlainObject, setOwn } from '../../tools/json-schema.ts';
 import { HttpError } from '../http-error.ts';
 import { apiHeaders, csrfGuard, requireAdmin } from '../middleware/access.ts';
 import type { RouteSpec } from '../openapi.ts';
+import { collectFieldErrors } from '../../validation/field-errors.ts';
 
 export const RATELIMIT_SETTINGS_KEY = 'ratelimit.settings';
 
@@ -132,17 +133,6 @@ export const RATELIMIT_ADMIN_SPECS: RouteSpec[] = [
   },
 ];
 
-function collect(issues: readonly z.core.$ZodIssue[], fields: Record<string, string>): void {
-  for (const issue of issues) {
-    if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) fields[[...issue.path.map(String), key].join('.')] ??= 'Unknown field';
-      continue;
-    }
-    const key = issue.path.length > 0 ? issue.path.map(String).join('.') : 'input';
-    fields[key] ??= issue.message;
-  }
-}
-
 /** Patch semantics: objects merge key by key, anything else (null included) replaces. */
 function merge(base: unknown, patch: unknown): unknown {
   if (!isPlainObject(patch) || !isPlainObject(base)) return patch;
@@ -157,7 +147,7 @@ export function parseRateLimitSettings(value: unknown): { ok: true; settings: St
   const parsed = settingsSchema.safeParse(value);
   if (parsed.success) return { ok: true, settings: parsed.data };
   const errors: Record<string, string> = {};
-  collect(parsed.error.issues, errors);
+  collectFieldErrors(parsed.error.issues, errors);
   return { ok: false, errors };
 }
 

@@ -14,6 +14,7 @@ import type { RouteSpec } from '../openapi.ts';
 import type { ToolFamilyGate } from '../../bots/tool-family-gate.ts';
 import type { ActingUser } from '../../nextcloud/identity.ts';
 import { requireActingUser } from '../request-auth.ts';
+import { collectFieldErrors } from '../../validation/field-errors.ts';
 
 export interface ToolsApiDeps {
   registry: ToolRegistry;
@@ -92,17 +93,6 @@ export const TOOLS_API_SPECS: RouteSpec[] = [
 
 function invalid(fields: Record<string, string>): HttpError {
   return new HttpError(400, 'invalid_tools', `Invalid tool assignments: ${Object.keys(fields).join(', ')}`, fields);
-}
-
-function collect(issues: readonly z.core.$ZodIssue[], fields: Record<string, string>): void {
-  for (const issue of issues) {
-    if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) fields[[...issue.path.map(String), key].join('.')] ??= 'Unknown field';
-      continue;
-    }
-    const key = issue.path.length > 0 ? issue.path.map(String).join('.') : 'input';
-    fields[key] ??= issue.message;
-  }
 }
 
 /** The registry's `<tool>[.<field>]` error keys as form fields `tools.<index>[.config[.<field>]]`. */
@@ -227,7 +217,7 @@ export function toolsApiRoutes(deps: ToolsApiDeps): Router {
     const parsed = putSchema.safeParse(req.body);
     const fields: Record<string, string> = {};
     if (!parsed.success) {
-      collect(parsed.error.issues, fields);
+      collectFieldErrors(parsed.error.issues, fields);
       throw invalid(fields);
     }
     const wanted = parsed.data.tools.map((t) => ({ name: t.name, config: t.config ?? {} }));

@@ -7,6 +7,7 @@ import { HttpError } from '../http-error.ts';
 import { apiHeaders, csrfGuard, requireAdmin, requireUser } from '../middleware/access.ts';
 import type { RouteSpec } from '../openapi.ts';
 import { requireActingUser } from '../request-auth.ts';
+import { collectFieldErrors } from '../../validation/field-errors.ts';
 
 export interface TracesApiDeps {
   traces: TraceStore;
@@ -82,17 +83,6 @@ export const TRACES_API_SPECS: RouteSpec[] = [
   { method: 'get', path: '/api/v1/admin/traces/{id}/content', operationId: 'adminReadTrace', summary: "A turn's content (writes an audit entry first)", tag: 'admin', access: 'admin', params: runParams, response: { status: 200, name: 'AdminTrace', schema: traceAnswer }, errors: [404, 503] },
 ];
 
-function collect(issues: readonly z.core.$ZodIssue[], fields: Record<string, string>): void {
-  for (const issue of issues) {
-    if (issue.code === 'unrecognized_keys') {
-      for (const key of issue.keys) fields[[...issue.path.map(String), key].join('.')] ??= 'Unknown parameter';
-      continue;
-    }
-    const key = issue.path.length > 0 ? issue.path.map(String).join('.') : 'query';
-    fields[key] ??= issue.message;
-  }
-}
-
 function parseQuery<T>(req: Request, schema: z.ZodType<T>): T {
   const fields: Record<string, string> = {};
   const raw: Record<string, unknown> = {};
@@ -101,7 +91,7 @@ function parseQuery<T>(req: Request, schema: z.ZodType<T>): T {
     else raw[key] = value;
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) collect(parsed.error.issues, fields);
+  if (!parsed.success) collectFieldErrors(parsed.error.issues, fields, { root: 'query', unknownKey: 'Unknown parameter' });
   if (!parsed.success || Object.keys(fields).length > 0) {
     throw new HttpError(400, 'invalid_query', `Invalid query: ${Object.keys(fields).join(', ')}`, fields);
   }

@@ -7,7 +7,7 @@
 // (PageController::getUserId() reads IUserSession), hence confirmActingUser() before writes.
 import type { CookieSession } from '../../nextcloud/cookie-session.ts';
 import { errorForStatus } from '../../nextcloud/errors.ts';
-import { moveBody, parseCollective, parseList, parsePage, type CollectiveInfo, type CollectivesApi, type MoveTarget, type PageInfo } from './collectives-api.ts';
+import { moveBody, parseCollective, parseList, parsePage, type CollectiveInfo, type CollectivesApi, type MoveTarget, type PageInfo } from './collectives-model.ts';
 
 const API = '/index.php/apps/collectives/_api';
 const ERROR_STATUSES = Array.from({ length: 200 }, (_, i) => 400 + i);

@@ -5,7 +5,7 @@
 // `{collectives: […]}`, `{pages: […]}`, `{page: …}`.
 import type { NextcloudSession } from '../../nextcloud/client.ts';
 import { NextcloudError } from '../../nextcloud/errors.ts';
-import { moveBody, parseCollective, parseList, parsePage, type CollectiveInfo, type CollectivesApi, type MoveTarget, type PageInfo } from './collectives-api.ts';
+import { moveBody, parseCollective, parseList, parsePage, type CollectiveInfo, type CollectivesApi, type MoveTarget, type PageInfo } from './collectives-model.ts';
 
 const API = '/ocs/v2.php/apps/collectives/api/v1.0/collectives';
 
