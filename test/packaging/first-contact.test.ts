@@ -2,7 +2,7 @@
 // the npm scripts are make's commands (Node 24 comes from make), and the licence is in the tree.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 
@@ -52,5 +52,24 @@ describe('first contact', () => {
     assert.ok(license.length > 30_000, 'the full text, not a notice');
     assert.equal((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { license: string }).license, 'AGPL-3.0-or-later');
     assert.match(readFileSync(join(root, 'appinfo/info.xml'), 'utf8'), /<licence>agpl<\/licence>/);
+  });
+
+  it('decides on every installed package with an install script in allowScripts', () => {
+    const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { allowScripts: Record<string, boolean> };
+    const modules = join(root, 'node_modules');
+    const withScripts: string[] = [];
+    for (const entry of readdirSync(modules)) {
+      for (const name of entry.startsWith('@') ? readdirSync(join(modules, entry)).map((n) => `${entry}/${n}`) : [entry]) {
+        const manifest = join(modules, name, 'package.json');
+        if (!existsSync(manifest)) continue;
+        const scripts = (JSON.parse(readFileSync(manifest, 'utf8')) as { scripts?: Record<string, string> }).scripts ?? {};
+        if (['preinstall', 'install', 'postinstall'].some((s) => s in scripts)) withScripts.push(name);
+      }
+    }
+    assert.ok(withScripts.includes('better-sqlite3'), 'the scan sees install scripts');
+    for (const name of withScripts) assert.equal(typeof pkg.allowScripts[name], 'boolean', `${name} has an install script that allowScripts does not decide`);
+    // The native build is needed; core-js's postinstall only prints an advertisement.
+    assert.equal(pkg.allowScripts['better-sqlite3'], true);
+    assert.equal(pkg.allowScripts['core-js'], false);
   });
 });
