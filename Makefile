@@ -8,7 +8,7 @@ export npm_config_update_notifier := false
 export npm_config_fund := false
 export npm_config_audit := false
 
-.PHONY: run test test-nextcloud bench typecheck tools deps clean frontend
+.PHONY: run test test-nextcloud bench typecheck typecheck-frontend tools deps clean frontend
 
 tools: $(NODE_DIR)/bin/node
 
@@ -24,14 +24,24 @@ node_modules/.installed: package.json package-lock.json | $(NODE_DIR)/bin/node
 
 deps: node_modules/.installed
 
-run: deps
+# The app page's bundle, rebuilt when it is missing or older than its sources (a fresh clone has none:
+# ex_app/js and ex_app/css are not tracked). `make -B frontend` forces a build.
+FRONTEND_MANIFEST := ex_app/js/educai-manifest.json
+FRONTEND_SOURCES := $(shell find ex_app/src -type f) ex_app/vite.config.ts ex_app/tsconfig.json package.json package-lock.json
+
+$(FRONTEND_MANIFEST): $(FRONTEND_SOURCES) | node_modules/.installed
+	npm run build:frontend
+
+run: deps $(FRONTEND_MANIFEST)
 	node lib/cli/dev-run.ts
 
 typecheck: deps
 	npx tsc -p tsconfig.json --noEmit
 
-frontend: deps
-	npm run build:frontend
+typecheck-frontend: deps
+	npx vue-tsc -p ex_app/tsconfig.json
+
+frontend: deps $(FRONTEND_MANIFEST)
 
 test: deps
 	@scripts/ensure-radicale.sh
@@ -43,8 +53,7 @@ test: deps
 
 # The real-server suite: a real Nextcloud 33 (AppAPI, Talk, Deck, Collectives) from ../shared/nextcloud,
 # the ExApp registered through AppAPI's manual_install daemon, and only the model faked.
-test-nextcloud: deps
-	npm run build:frontend
+test-nextcloud: deps $(FRONTEND_MANIFEST)
 	@set -e; exports="$$(scripts/ensure-nextcloud.sh)"; eval "$$exports"; \
 	export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh)}"; \
 	node --import ./test/helpers/exit-when-done.ts --test --test-concurrency=1 --test-timeout=600000 --test-reporter=spec 'test/real-nextcloud/*.real.ts'

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, unlinkSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { enableCompileCache } from 'node:module';
+import { SERVER_TIMEOUTS } from './server/server-timeouts.ts';
 
 // Compiled (and type-stripped) modules are cached on disk, so a restart loads faster.
 enableCompileCache();
@@ -36,7 +37,7 @@ function importsOf(url: URL): string[] {
 function startServer(address: Address): { server: Server; ready: (handler: Handler) => void; listening: Promise<void> } {
   let handler: Handler | null = null;
   const waiting: Array<() => void> = [];
-  const server = createServer((req, res) => {
+  const server = createServer({ ...SERVER_TIMEOUTS }, (req, res) => {
     if (handler) return handler(req, res);
     if (req.method === 'GET' && (req.url === '/heartbeat' || req.url?.startsWith('/heartbeat?'))) {
       res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8' });
@@ -45,8 +46,14 @@ function startServer(address: Address): { server: Server; ready: (handler: Handl
     }
     waiting.push(() => handler!(req, res));
   });
-  server.keepAliveTimeout = 65_000;
   const listening = new Promise<void>((resolve) => {
+    // A port in use is a set-up problem, not a crash: one line that says what to change.
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      const where = 'socket' in address ? address.socket : `port ${address.port} on ${address.host}`;
+      if (err.code === 'EADDRINUSE') process.stderr.write(`educai: ${where} is already in use; stop what listens there or set APP_PORT to a free port\n`);
+      else process.stderr.write(`educai: cannot listen on ${where}: ${err.message}\n`);
+      process.exit(1);
+    });
     if ('socket' in address) {
       if (existsSync(address.socket)) unlinkSync(address.socket);
       server.listen(address.socket, resolve);

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { readManifest } from '../appapi/manifest.ts';
 import { registrationCommands } from '../appapi/registration-commands.ts';
@@ -19,6 +20,17 @@ env.APP_PORT ||= '23000';
 env.NEXTCLOUD_URL ||= 'http://localhost:8080';
 env.APP_PERSISTENT_STORAGE = resolve(env.APP_PERSISTENT_STORAGE || join(root, 'data'));
 mkdirSync(env.APP_PERSISTENT_STORAGE, { recursive: true });
+
+// Checked before the banner: the occ commands are useless when the app cannot listen.
+const portProblem = await new Promise<string | null>((done) => {
+  const probe = createServer();
+  probe.once('error', (err: NodeJS.ErrnoException) => done(err.code === 'EADDRINUSE' ? 'is already in use; stop what listens there or set APP_PORT to a free port' : `cannot be used (${err.message}); set APP_HOST and APP_PORT`));
+  probe.listen(Number(env.APP_PORT), env.APP_HOST, () => probe.close(() => done(null)));
+});
+if (portProblem) {
+  process.stderr.write(`educai: port ${env.APP_PORT} on ${env.APP_HOST} ${portProblem}\n`);
+  process.exit(1);
+}
 
 const secretFile = join(env.APP_PERSISTENT_STORAGE, 'dev-app-secret');
 let secretFrom: { file: string } | { envVar: string } = { envVar: 'APP_SECRET' };

@@ -1,7 +1,7 @@
 import express, { type ErrorRequestHandler, type Express, type Router } from 'express';
 import type { Logger } from '../log/logger.ts';
 import { runWithRequestId } from '../nextcloud/request-context.ts';
-import { HttpError } from './http-error.ts';
+import { errorAnswer } from './error-answer.ts';
 import { appApiAuth } from './middleware/appapi-auth.ts';
 
 export interface AppOptions {
@@ -14,43 +14,49 @@ export interface AppOptions {
   openPaths?: string[];
 }
 
+/** JSON answers must not be sniffed or cached by AppAPI's proxy (S22), the error answers included. */
+function noSniffNoStore(res: express.Response): void {
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Cache-Control', 'no-store');
+}
+
 /**
  * The HTTP server AppAPI deploys and proxies: request id, AppAPI auth on every
  * path but /heartbeat, then the routers, then one JSON error handler.
  */
 export function createApp(options: AppOptions): Express {
+  const { logger } = options;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  app.use((req, _res, next) => {
+  app.use((req, res, next) => {
+    // Every /api answer, also the 401 and 404 that no router writes.
+    if (req.path.startsWith('/api/')) noSniffNoStore(res);
     const id = req.headers['aa-request-id'];
     runWithRequestId(typeof id === 'string' ? id : undefined, next);
   });
-  app.use(appApiAuth({ appId: options.appId, appSecret: options.appSecret, logger: options.logger, openPaths: options.openPaths ?? ['/heartbeat'] }));
+  app.use(appApiAuth({ appId: options.appId, appSecret: options.appSecret, logger, openPaths: options.openPaths ?? ['/heartbeat'] }));
   for (const router of options.routers) app.use(router);
   app.use((_req, res) => {
+    noSniffNoStore(res);
     res.status(404).json({ error: { code: 'not_found', message: 'Not found' } });
   });
   const onError: ErrorRequestHandler = (err, req, res, _next) => {
-    if (err instanceof HttpError) {
-      res.status(err.status).json({ error: { code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}) } });
+    const out = errorAnswer(err, req);
+    if (out.kind === 'aborted') {
+      logger.debug({ method: req.method, path: req.path }, 'client closed the request before it was read');
+      if (!res.headersSent) res.destroy();
       return;
     }
-    const type = (err as { type?: string }).type;
-    if (type === 'entity.too.large') {
-      // Behind AppAPI's proxy the caller may never see this answer (Talk gets 200): the log is the only trace.
-      options.logger.warn({ method: req.method, path: req.path, length: req.headers['content-length'] ?? null }, 'request body too large; refused');
-      res.status(413).json({ error: { code: 'too_large', message: 'Request body is too large' } });
-      return;
-    }
-    if (type === 'entity.parse.failed' || type === 'encoding.unsupported' || type === 'charset.unsupported') {
-      res.status(400).json({ error: { code: 'bad_json', message: 'Request body is not valid JSON' } });
-      return;
-    }
-    options.logger.error({ err, method: req.method, path: req.path }, 'request failed');
+    const where = { method: req.method, path: req.path };
+    if (out.log === 'error') logger.error({ err, ...where }, 'request failed');
+    else if (out.log === 'warn' && out.status === 413) logger.warn({ ...where, length: req.headers['content-length'] ?? null }, 'request body too large; refused');
+    else if (out.log === 'warn') logger.warn({ err, ...where, status: out.status }, 'upstream failed; answered with an error');
     if (res.headersSent) return;
-    res.status(500).json({ error: { code: 'internal', message: 'Internal error' } });
+    noSniffNoStore(res);
+    if (out.close) res.setHeader('Connection', 'close');
+    res.status(out.status).json({ error: { code: out.code, message: out.message, ...(out.details ? { details: out.details } : {}) } });
   };
   app.use(onError);
   return app;

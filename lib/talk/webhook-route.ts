@@ -1,4 +1,4 @@
-import express, { Router, type Request, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import type { Logger } from '../log/logger.ts';
 import { findBotMentions } from '../router/mention-detector.ts';
 import { parseResetCommand } from '../router/reset-command.ts';
@@ -7,6 +7,7 @@ import type { Inbox, DeliveredEvent, HandedRow } from './inbox.ts';
 import { parseWebhookMessage } from './message-parser.ts';
 import type { RoutingIndex } from './routing-index.ts';
 import { MAX_WEBHOOK_BODY_BYTES, parseTalkWebhook } from './webhook-schema.ts';
+import { jsonBody } from '../server/json-body.ts';
 
 export interface WebhookDeps {
   inbox: Inbox;
@@ -45,7 +46,7 @@ const KEPT_SYSTEM_EVENTS = new Set(['message_deleted']);
  */
 export function talkWebhookRoutes(paths: string[], deps: WebhookDeps): Router {
   const router = Router();
-  const json = express.json({ limit: deps.maxBodyBytes ?? MAX_WEBHOOK_BODY_BYTES, type: () => true });
+  const json = jsonBody({ limit: deps.maxBodyBytes ?? MAX_WEBHOOK_BODY_BYTES, type: () => true });
   const observe = deps.observe;
   const timed = (_req: Request, res: Response, next: () => void): void => {
     if (observe) {

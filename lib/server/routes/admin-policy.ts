@@ -1,6 +1,6 @@
 // Admin policies that are lists more than settings: the egress allow-list (S18), the agent loop's
 // settings (iteration cap, forced-search phrases) and the hosts replies may link to (S8).
-import express, { Router } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
 import { AGENT_DEFAULTS, loadAgentSettings, saveAgentSettings } from '../../agent/agent-settings.ts';
 import type { AdminCheck } from '../../appapi/admin-check.ts';
@@ -11,6 +11,7 @@ import type { LinkAllowList } from '../../talk/link-allow-list.ts';
 import { HttpError } from '../http-error.ts';
 import { apiHeaders, csrfGuard, requireAdmin } from '../middleware/access.ts';
 import type { RouteSpec } from '../openapi.ts';
+import { jsonBody } from '../json-body.ts';
 
 export interface AdminPolicyDeps {
   settings: SettingsStore;
@@ -51,7 +52,7 @@ export const ADMIN_POLICY_SPECS: RouteSpec[] = [
 export function adminPolicyRoutes(deps: AdminPolicyDeps): Router {
   const router = Router();
   const guard = [apiHeaders(), csrfGuard(), requireAdmin(deps.adminCheck, deps.logger)];
-  const json = express.json({ limit: '256kb' });
+  const json = jsonBody({ limit: '256kb' });
   const changed = async () => {
     try {
       await deps.onChange?.();

@@ -1,9 +1,10 @@
-import express, { Router } from 'express';
+import { Router } from 'express';
 import type { AdminCheck } from '../../appapi/admin-check.ts';
 import type { LlmSettingsService } from '../../llm/llm-settings.ts';
 import type { ModelCatalog } from '../../llm/model-catalog.ts';
 import type { Logger } from '../../log/logger.ts';
 import { apiHeaders, csrfGuard, requireAdmin, requireUser } from '../middleware/access.ts';
+import { jsonBody } from '../json-body.ts';
 
 export interface AdminSettingsDeps {
   llmSettings: LlmSettingsService;
@@ -26,7 +27,7 @@ export function adminSettingsRoutes(deps: AdminSettingsDeps): Router {
     res.json({ settings: deps.llmSettings.toPublic(settings) });
   });
 
-  router.put('/api/v1/admin/settings', ...admin, express.json({ limit: '64kb' }), async (req, res) => {
+  router.put('/api/v1/admin/settings', ...admin, jsonBody({ limit: '64kb' }), async (req, res) => {
     const patch: unknown = req.body;
     const settings = await deps.llmSettings.update(patch);
     deps.catalog.invalidate();

@@ -1,7 +1,7 @@
 // Agent profiles (admin only): CRUD with write-only credentials, grants to bots or owners with a
 // maximum scope, the tool-call audit and its retention, the delegated-admin groups setting, and
 // for a bot's owner the profiles they may choose. Credentials never leave through any answer.
-import express, { Router, type Request } from 'express';
+import { Router, type Request } from 'express';
 import { z } from 'zod';
 import type { AccountCheck } from '../../agent-profiles/account-check.ts';
 import { TOOL_SERVER_FAMILY } from '../../agent-profiles/profile-coverage.ts';
@@ -9,13 +9,13 @@ import { CredentialMissingError, type AgentProfile, type AgentProfileGrant, type
 import type { ToolAudit } from '../../agent-profiles/tool-audit.ts';
 import type { AdminCheck } from '../../appapi/admin-check.ts';
 import type { Logger } from '../../log/logger.ts';
-import { NextcloudError } from '../../nextcloud/errors.ts';
 import type { SettingsStore } from '../../storage/settings-store.ts';
 import { ResourceScope } from '../../tools/resource-scope.ts';
 import { HttpError } from '../http-error.ts';
 import { apiHeaders, csrfGuard, requireAdmin, requireUser } from '../middleware/access.ts';
 import type { RouteSpec } from '../openapi.ts';
 import { requireActingUser } from '../request-auth.ts';
+import { jsonBody } from '../json-body.ts';
 
 export const DELEGATED_ADMIN_GROUPS_KEY = 'agent-profiles.delegated-admin-groups';
 
@@ -190,7 +190,7 @@ export function agentProfilesApiRoutes(deps: AgentProfilesApiDeps): Router {
   const router = Router();
   const guard = [apiHeaders(), csrfGuard(), requireAdmin(deps.adminCheck, deps.logger)];
   const user = [apiHeaders(), csrfGuard(), requireUser()];
-  const json = express.json({ limit: '64kb' });
+  const json = jsonBody({ limit: '64kb' });
   const { profiles } = deps;
 
   const view = async (p: AgentProfile) => ({
@@ -215,13 +215,8 @@ export function agentProfilesApiRoutes(deps: AgentProfilesApiDeps): Router {
 
   /** S13 at save, as the saving admin; a refusal is a field error on accountUid. */
   const checkAccount = async (req: Request, accountUid: string): Promise<void> => {
-    let problem: string | null;
-    try {
-      problem = await deps.accounts.atSave(requireActingUser(req), accountUid);
-    } catch (err) {
-      if (err instanceof NextcloudError) throw new HttpError(502, 'nextcloud_error', 'Nextcloud did not answer as expected; try again');
-      throw err;
-    }
+    // A Nextcloud failure here is 502, from the app's error handler.
+    const problem = await deps.accounts.atSave(requireActingUser(req), accountUid);
     if (problem) throw invalid({ accountUid: problem });
   };
   const credentialsOf = async (id: string | null, body: z.output<typeof profileBody>): Promise<void> => {

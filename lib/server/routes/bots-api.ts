@@ -1,5 +1,5 @@
 // /api/v1 for bots: CRUD, review workflow, catalogue, groups and teams, Talk helpers, and the admin's view.
-import express, { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import type { z } from 'zod';
 import type { AdminCheck } from '../../appapi/admin-check.ts';
 import type { BotAccessPolicy } from '../../bots/bot-access.ts';
@@ -11,7 +11,7 @@ import { GovernanceError, type DedicatedTalkBots, type Governance } from '../../
 import type { MembershipService } from '../../bots/memberships.ts';
 import type { Logger } from '../../log/logger.ts';
 import type { NextcloudClient } from '../../nextcloud/client.ts';
-import { NextcloudError, NextcloudForbiddenError } from '../../nextcloud/errors.ts';
+import { NextcloudForbiddenError } from '../../nextcloud/errors.ts';
 import type { ActingUser } from '../../nextcloud/identity.ts';
 import { findBotMentions } from '../../router/mention-detector.ts';
 import { RoomBotError, type RoomBots } from '../../talk/room-bots.ts';
@@ -20,6 +20,7 @@ import { HttpError } from '../http-error.ts';
 import { apiHeaders, csrfGuard, requireAdmin, requireUser } from '../middleware/access.ts';
 import { expressPath, type RouteSpec } from '../openapi.ts';
 import { requireActingUser } from '../request-auth.ts';
+import { jsonBody } from '../json-body.ts';
 
 export interface BotsApiDeps {
   governance: Governance;
@@ -118,14 +119,13 @@ function toHttp(err: unknown): unknown {
   if (err instanceof BotValidationError) return invalid(err.fields);
   if (err instanceof GovernanceError || err instanceof RoomBotError) return new HttpError(err.status, err.code, err.message);
   if (err instanceof NextcloudForbiddenError) return new HttpError(403, 'nextcloud_forbidden', 'Nextcloud refused this for your account');
-  if (err instanceof NextcloudError) return new HttpError(502, 'nextcloud_error', 'Nextcloud did not answer as expected; try again');
   return err;
 }
 
 export function botsApiRoutes(deps: BotsApiDeps): Router {
   const router = Router();
   const { governance: gov } = deps;
-  const json = express.json({ limit: '256kb' });
+  const json = jsonBody({ limit: '256kb' });
   const changed = async () => {
     try {
       await deps.onChange?.();

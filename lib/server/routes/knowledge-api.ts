@@ -2,7 +2,7 @@
 // resolved as the bot's owner, web URLs), their status, progress and per-file
 // errors, reindexing; and the admin's knowledge settings (keys write-only,
 // masked), reindex-all, and endpoint tests that report a status only (S18).
-import express, { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { Router, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
 import type { AdminCheck } from '../../appapi/admin-check.ts';
 import { botIdParams } from '../../bots/bot-schemas.ts';
@@ -11,12 +11,13 @@ import { GovernanceError } from '../../bots/governance.ts';
 import type { KnowledgeModule } from '../../knowledge/knowledge-module.ts';
 import { SourceError, type SourceView } from '../../knowledge/sources.ts';
 import type { Logger } from '../../log/logger.ts';
-import { NextcloudError, NextcloudForbiddenError, UnsafeRequestError } from '../../nextcloud/errors.ts';
+import { NextcloudForbiddenError, UnsafeRequestError } from '../../nextcloud/errors.ts';
 import type { ActingUser } from '../../nextcloud/identity.ts';
 import { HttpError } from '../http-error.ts';
 import { apiHeaders, csrfGuard, requireAdmin, requireUser } from '../middleware/access.ts';
 import { expressPath, type RouteSpec } from '../openapi.ts';
 import { requireActingUser } from '../request-auth.ts';
+import { jsonBody } from '../json-body.ts';
 
 export interface KnowledgeApiDeps {
   knowledge: Pick<KnowledgeModule, 'settings' | 'sources' | 'embeddings' | 'vision' | 'speech' | 'docling'>;
@@ -143,7 +144,6 @@ function toHttp(err: unknown): unknown {
   if (err instanceof GovernanceError) return new HttpError(err.status, err.code, err.message);
   if (err instanceof UnsafeRequestError) return invalid({ path: 'Not a path inside your files' });
   if (err instanceof NextcloudForbiddenError) return new HttpError(403, 'nextcloud_forbidden', 'Nextcloud refused this for your account');
-  if (err instanceof NextcloudError) return new HttpError(502, 'nextcloud_error', 'Nextcloud did not answer as expected; try again');
   // Settings errors: one message per field, in the shape every other route uses.
   if (err instanceof HttpError && err.code === 'invalid_settings' && err.details && typeof err.details === 'object') {
     return new HttpError(400, 'validation', err.message, { fields: err.details });
@@ -263,7 +263,7 @@ export function knowledgeApiRoutes(deps: KnowledgeApiDeps): Router {
 
   const userAccess = [apiHeaders(), csrfGuard(), requireUser()];
   const adminAccess = [apiHeaders(), csrfGuard(), requireAdmin(deps.adminCheck, deps.logger)];
-  const json = express.json({ limit: '64kb' });
+  const json = jsonBody({ limit: '64kb' });
   for (const spec of KNOWLEDGE_API_SPECS) {
     const handler = handlers[spec.operationId];
     const chain: RequestHandler[] = [...(spec.access === 'admin' ? adminAccess : userAccess)];

@@ -1,4 +1,4 @@
-import express, { Router, type Request } from 'express';
+import { Router, type Request } from 'express';
 import { z } from 'zod';
 import type { AdminCheck } from '../../appapi/admin-check.ts';
 import type { Logger } from '../../log/logger.ts';
@@ -21,6 +21,7 @@ import { HttpError } from '../http-error.ts';
 import { apiHeaders, csrfGuard, requireAdmin } from '../middleware/access.ts';
 import type { RouteSpec } from '../openapi.ts';
 import { collectFieldErrors } from '../../validation/field-errors.ts';
+import { jsonBody } from '../json-body.ts';
 
 export interface McpAdminDeps {
   store: McpServerStore;
@@ -220,7 +221,7 @@ export const MCP_ADMIN_SPECS: RouteSpec[] = [
 export function mcpAdminRoutes(deps: McpAdminDeps): Router {
   const router = Router();
   const admin = [apiHeaders(), csrfGuard(), requireAdmin(deps.adminCheck, deps.logger)];
-  const json = express.json({ limit: '64kb' });
+  const json = jsonBody({ limit: '64kb' });
 
   async function load(id: string): Promise<McpServer> {
     const server = await deps.store.get(id);

@@ -1,16 +1,16 @@
 // GET/PUT /api/v1/me/settings: the personal settings on the app page. Nextcloud 29 refuses a
 // non-admin's save on a personal declarative form (capture 86), so the page offers the same choice
 // and we write it as that user through AppAPI's preferences, where the form reads it too.
-import express, { Router } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
 import { TOOL_FAMILIES } from '../../appapi/settings-forms.ts';
 import type { ToolFamilyChoice, ToolFamilyPreferences } from '../../appapi/tool-family-preferences.ts';
 import type { Logger } from '../../log/logger.ts';
-import { NextcloudError } from '../../nextcloud/errors.ts';
 import { HttpError } from '../http-error.ts';
 import { apiHeaders, csrfGuard, requireUser } from '../middleware/access.ts';
 import type { RouteSpec } from '../openapi.ts';
 import { requireActingUser } from '../request-auth.ts';
+import { jsonBody } from '../json-body.ts';
 
 const families = z.object(Object.fromEntries(TOOL_FAMILIES.map((f) => [f, z.boolean({ error: 'Must be true or false' })])) as Record<(typeof TOOL_FAMILIES)[number], z.ZodBoolean>);
 const answer = z.object({ toolFamilies: families.describe('First-party tool families my bots may use') });
@@ -21,21 +21,16 @@ export const PERSONAL_SETTINGS_SPECS: RouteSpec[] = [
   { method: 'put', path: '/api/v1/me/settings', operationId: 'updatePersonalSettings', summary: 'Change my personal settings (stored as my AppAPI preference, like the personal settings form)', tag: 'session', access: 'user', body: { name: 'PersonalSettingsUpdate', schema: body }, response: { status: 200, name: 'PersonalSettingsSaved', schema: answer }, errors: [400, 502] },
 ];
 
-function unreachable(err: unknown): never {
-  if (err instanceof NextcloudError) throw new HttpError(502, 'nextcloud_unavailable', 'Nextcloud did not answer as expected; try again in a moment');
-  throw err;
-}
-
 export function personalSettingsRoutes(deps: { preferences: ToolFamilyPreferences; logger: Logger }): Router {
   const router = Router();
   const user = [apiHeaders(), csrfGuard(), requireUser()];
 
   router.get('/api/v1/me/settings', ...user, async (req, res) => {
-    const toolFamilies = await deps.preferences.get(requireActingUser(req)).catch(unreachable);
+    const toolFamilies = await deps.preferences.get(requireActingUser(req));
     res.json({ toolFamilies });
   });
 
-  router.put('/api/v1/me/settings', ...user, express.json({ limit: '4kb' }), async (req, res) => {
+  router.put('/api/v1/me/settings', ...user, jsonBody({ limit: '4kb' }), async (req, res) => {
     const parsed = body.safeParse(req.body);
     if (!parsed.success) {
       const fields: Record<string, string> = {};
@@ -46,9 +41,9 @@ export function personalSettingsRoutes(deps: { preferences: ToolFamilyPreference
       throw new HttpError(400, 'invalid_settings', `Invalid settings: ${Object.keys(fields).join(', ')}`, { fields });
     }
     const acting = requireActingUser(req);
-    const current = await deps.preferences.get(acting).catch(unreachable);
+    const current = await deps.preferences.get(acting);
     const next: ToolFamilyChoice = { ...current, ...parsed.data.toolFamilies };
-    const toolFamilies = await deps.preferences.set(acting, next).catch(unreachable);
+    const toolFamilies = await deps.preferences.set(acting, next);
     res.json({ toolFamilies });
   });
 

@@ -1,4 +1,4 @@
-import express, { Router } from 'express';
+import { Router } from 'express';
 import { z } from 'zod';
 import type { AdminCheck } from '../../appapi/admin-check.ts';
 import type { Logger } from '../../log/logger.ts';
@@ -11,6 +11,7 @@ import { HttpError } from '../http-error.ts';
 import { apiHeaders, csrfGuard, requireAdmin } from '../middleware/access.ts';
 import type { RouteSpec } from '../openapi.ts';
 import { collectFieldErrors } from '../../validation/field-errors.ts';
+import { jsonBody } from '../json-body.ts';
 
 export const RATELIMIT_SETTINGS_KEY = 'ratelimit.settings';
 
@@ -216,7 +217,7 @@ export function rateLimitAdminRoutes(deps: RateLimitAdminDeps): Router {
     });
   });
 
-  router.put('/api/v1/admin/ratelimit', ...admin, express.json({ limit: '16kb' }), async (req, res) => {
+  router.put('/api/v1/admin/ratelimit', ...admin, jsonBody({ limit: '16kb' }), async (req, res) => {
     const patch: unknown = req.body;
     if (!isPlainObject(patch)) throw new HttpError(400, 'invalid_settings', 'The settings must be a JSON object', { input: 'Must be a JSON object' });
     const current = await loadRateLimitSettings(deps.settings, deps.logger);

@@ -1,4 +1,4 @@
-import express, { Router, type Request } from 'express';
+import { Router, type Request } from 'express';
 import { z } from 'zod';
 import type { AdminCheck } from '../../appapi/admin-check.ts';
 import type { Bot, BotStore } from '../../bots/bot-store.ts';
@@ -15,6 +15,7 @@ import type { ToolFamilyGate } from '../../bots/tool-family-gate.ts';
 import type { ActingUser } from '../../nextcloud/identity.ts';
 import { requireActingUser } from '../request-auth.ts';
 import { collectFieldErrors } from '../../validation/field-errors.ts';
+import { jsonBody } from '../json-body.ts';
 
 export interface ToolsApiDeps {
   registry: ToolRegistry;
@@ -88,7 +89,7 @@ const botParams = z.object({ id: z.string().regex(BOT_ID) });
 export const TOOLS_API_SPECS: RouteSpec[] = [
   { method: 'get', path: '/api/v1/tools', operationId: 'listTools', summary: 'The tool catalogue (answers from metadata while a provider is down)', tag: 'tools', access: 'user', response: { status: 200, name: 'ToolCatalogue', schema: z.object({ tools: z.array(catalogueTool), enabledFamilies: z.array(z.string()).optional().describe('First-party tool families the caller enabled in their personal settings; tools of other families cannot be added to their bots') }) } },
   { method: 'get', path: '/api/v1/bots/{id}/tools', operationId: 'getBotTools', summary: "A bot's tool assignments (owner or admin)", tag: 'tools', access: 'user', params: botParams, response: { status: 200, name: 'BotTools', schema: botToolsAnswer }, errors: [403, 404, 503] },
-  { method: 'put', path: '/api/v1/bots/{id}/tools', operationId: 'replaceBotTools', summary: "Replace a personal bot's tool assignments (shared bots change through review)", tag: 'tools', access: 'user', params: botParams, body: { name: 'BotToolsUpdate', schema: putSchema }, response: { status: 200, name: 'BotToolsSaved', schema: botToolsAnswer }, errors: [400, 403, 404, 409, 503] },
+  { method: 'put', path: '/api/v1/bots/{id}/tools', operationId: 'replaceBotTools', summary: "Replace a personal bot's tool assignments (shared bots change through review)", tag: 'tools', access: 'user', params: botParams, body: { name: 'BotToolsUpdate', schema: putSchema }, response: { status: 200, name: 'BotToolsSaved', schema: botToolsAnswer }, errors: [400, 403, 404, 409, 502, 503] },
 ];
 
 function invalid(fields: Record<string, string>): HttpError {
@@ -208,7 +209,7 @@ export function toolsApiRoutes(deps: ToolsApiDeps): Router {
     res.json({ botId: bot.id, tools: await present(await deps.assignments.list(bot.id)) });
   });
 
-  router.put('/api/v1/bots/:id/tools', ...user, express.json({ limit: '256kb' }), async (req, res) => {
+  router.put('/api/v1/bots/:id/tools', ...user, jsonBody({ limit: '256kb' }), async (req, res) => {
     const bot = await botFor(req);
     // A shared bot's tools are part of its reviewed configuration (S10): they change through the bot editor.
     if (bot.visibility !== 'personal') {
