@@ -6,6 +6,7 @@
  * - fuzz_requests: how many were sent (BENCH_FUZZ_REQUESTS, default 20000; seed BENCH_FUZZ_SEED);
  * - fuzz_5xx: answers with a 5xx (must be 0); fuzz_bad_4xx: 4xx answers that are not JSON with a code and
  *   a message (must be 0);
+ * - fuzz_no_answer: requests whose connection ended before an answer could be read (must be 0);
  * - fuzz_p50_ms / fuzz_p99_ms: client-side latency of one request;
  * - fuzz_cpu_us_per_request: the ExApp process's CPU time (every thread, /proc) per request.
  */
@@ -59,8 +60,17 @@ try {
   let badFourHundreds = 0;
   const examples = new Map<string, string>();
   const cpuBefore = cpuMicros(app.child!.pid!);
+  let noAnswer = 0;
   for (const r of requests) {
-    const answer = await send(app.url, TEST_SECRET, r);
+    let answer;
+    try {
+      answer = await send(app.url, TEST_SECRET, r);
+    } catch (err) {
+      // The connection ended without an answer the client could read.
+      noAnswer++;
+      if (!examples.has(r.route)) examples.set(r.route, `${r.method} ${r.path}: no answer (${(err as { cause?: Error }).cause?.message ?? String(err)})`);
+      continue;
+    }
     times.push(answer.ms);
     const problem = problemWith(answer);
     if (problem === null) continue;
@@ -73,6 +83,7 @@ try {
   report('fuzz_requests', requests.length, 'count');
   report('fuzz_5xx', fiveHundreds, 'count');
   report('fuzz_bad_4xx', badFourHundreds, 'count');
+  report('fuzz_no_answer', noAnswer, 'count');
   report('fuzz_p50_ms', percentile(times, 50), 'ms');
   report('fuzz_p99_ms', percentile(times, 99), 'ms');
   report('fuzz_cpu_us_per_request', cpu / requests.length, 'us');
