@@ -1,6 +1,7 @@
 /** One figure per line, in the stable form the issues name. */
 export function report(name: string, value: number, unit: string): void {
-  const rounded = Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(3);
+  // A count is a whole number: `fuzz_5xx 0`, not `0.000`.
+  const rounded = unit === 'count' && Number.isInteger(value) ? String(value) : Math.abs(value) >= 100 ? value.toFixed(0) : value.toFixed(3);
   process.stdout.write(`bench ${name} ${rounded} ${unit}\n`);
 }
 

@@ -630,6 +630,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   const adminFormPoll = setInterval(() => role !== 'processing' && enabled.enabled && reconcileAdminForm(), 60_000);
   adminFormPoll.unref();
 
+  let closing: Promise<void> | null = null;
   return {
     app,
     config,
@@ -658,26 +659,28 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     traces,
     agent,
     processing,
-    close: async () => {
-      clearInterval(maintenance);
-      clearInterval(auditRetention);
-      clearInterval(adminFormPoll);
-      clearInterval(knowledgeMaintenance);
-      clearTimeout(firstReconcile);
-      clearInterval(dailyReconcile);
-      metrics.stop();
-      if (threadReady) await (await threadReady.catch(() => null))?.stop();
-      await worker.stop();
-      inbox.stop();
-      await queueProcessor.stop();
-      await mcpProviders.close();
-      await providerEgress.close();
-      await knowledge.close();
-      await wiki.close();
-      await checkpointer?.stop();
-      await database.close();
-    },
+    // Once: a second signal, or the HTTP thread and a test both stopping, must not close closed clients.
+    close: () => (closing ??= closeOnce()),
   };
+  async function closeOnce(): Promise<void> {
+    clearInterval(maintenance);
+    clearInterval(auditRetention);
+    clearInterval(adminFormPoll);
+    clearInterval(knowledgeMaintenance);
+    clearTimeout(firstReconcile);
+    clearInterval(dailyReconcile);
+    metrics.stop();
+    if (threadReady) await (await threadReady.catch(() => null))?.stop();
+    await worker.stop();
+    inbox.stop();
+    await queueProcessor.stop();
+    await mcpProviders.close();
+    await providerEgress.close();
+    await knowledge.close();
+    await wiki.close();
+    await checkpointer?.stop();
+    await database.close();
+  }
 }
 
 /**

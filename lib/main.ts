@@ -109,7 +109,11 @@ async function main(): Promise<void> {
   if (config.unixSocket) logger.info({ socket: config.unixSocket }, 'listening on unix socket (HaRP)');
   else logger.info({ host: config.appHost, port: config.appPort }, 'listening');
 
+  let stopping = false;
   const shutdown = (signal: string) => {
+    // A second signal (Ctrl-C twice, or npm and the terminal both passing SIGINT) must not close twice.
+    if (stopping) return;
+    stopping = true;
     logger.info({ signal }, 'shutting down');
     server.close(() => {
       void application.close().finally(() => process.exit(0));

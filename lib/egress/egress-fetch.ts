@@ -368,7 +368,10 @@ export function createEgressFetch(options: EgressOptions = {}): EgressFetch {
       return out;
     }
   };
-  return Object.assign(egressFetch, { close: () => agent.close(), stream });
+  // undici destroys an agent once it is closed, and closing a destroyed agent throws "The client is destroyed":
+  // every close after the first gets the first one's promise.
+  let closed: Promise<void> | null = null;
+  return Object.assign(egressFetch, { close: () => (closed ??= agent.close()), stream });
 }
 
 export interface FetchedBytes {

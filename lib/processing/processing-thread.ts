@@ -21,6 +21,7 @@ export class ProcessingThread {
   readonly #rpc: ThreadRpc;
   readonly #logger: Logger;
   #stopping = false;
+  #stopped: Promise<void> | null = null;
 
   private constructor(worker: Worker, rpc: ThreadRpc, logger: Logger) {
     this.#worker = worker;
@@ -79,7 +80,12 @@ export class ProcessingThread {
     return this.#rpc.call('settingsChanged');
   }
 
-  async stop(): Promise<void> {
+  /** Once: a second call waits for the first (the thread is gone after it, and would never answer). */
+  stop(): Promise<void> {
+    return (this.#stopped ??= this.#stop());
+  }
+
+  async #stop(): Promise<void> {
     this.#stopping = true;
     try {
       await this.#rpc.call('shutdown');

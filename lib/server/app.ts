@@ -20,6 +20,24 @@ function noSniffNoStore(res: express.Response): void {
   res.setHeader('Cache-Control', 'no-store');
 }
 
+/** How long a client whose body we refused unread may go on sending it, so that it can read our answer. */
+const LINGER_MS = 1_000;
+
+/**
+ * An answer written before the request's body was read: closing at once would reset the connection under
+ * a client still sending, and it would never see the answer; keeping it open would let a declared
+ * 99999999999 bytes hold it. Node reads and drops the rest; whatever is not in after LINGER_MS is cut off.
+ */
+function lingerThenClose(req: express.Request, res: express.Response): void {
+  res.once('finish', () => {
+    if (req.complete) return;
+    const timer = setTimeout(() => req.socket.destroy(), LINGER_MS);
+    timer.unref();
+    req.once('end', () => clearTimeout(timer));
+    req.once('close', () => clearTimeout(timer));
+  });
+}
+
 /**
  * The HTTP server AppAPI deploys and proxies: request id, AppAPI auth on every
  * path but /heartbeat, then the routers, then one JSON error handler.
@@ -55,7 +73,8 @@ export function createApp(options: AppOptions): Express {
     else if (out.log === 'warn') logger.warn({ err, ...where, status: out.status }, 'upstream failed; answered with an error');
     if (res.headersSent) return;
     noSniffNoStore(res);
-    if (out.close) res.setHeader('Connection', 'close');
+    if (!req.complete) lingerThenClose(req, res);
+    else if (out.close) res.setHeader('Connection', 'close');
     res.status(out.status).json({ error: { code: out.code, message: out.message, ...(out.details ? { details: out.details } : {}) } });
   };
   app.use(onError);

@@ -39,6 +39,8 @@ export function errorAnswer(err: unknown, req: Request): ErrorAnswer {
   if (err instanceof ProviderHttpError || err instanceof ProviderStreamError || err instanceof EgressError) {
     return answer(502, 'provider_error', 'The AI service did not answer as expected; try again', 'warn');
   }
+  // The router could not decode a path parameter (`/api/v1/bots/%ZZ`).
+  if (err instanceof URIError) return answer(400, 'bad_path', 'The address contains a malformed percent-encoding');
   const e = (err ?? {}) as BodyError;
   const socketGone = req.socket?.destroyed === true && (e.code === 'ECONNRESET' || e.code === 'ECONNABORTED' || e.code === 'ERR_STREAM_PREMATURE_CLOSE');
   if (e.type === 'request.aborted' || socketGone) return { kind: 'aborted' };

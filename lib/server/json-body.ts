@@ -12,7 +12,8 @@ function bytes(limit: number | string): number {
 /**
  * express.json with the declared length checked first. body-parser reads a refused body to its end before
  * it answers, so a `Content-Length` far beyond the limit held the connection until the server's request
- * timeout; here it gets 413 at once and the connection is closed (the unread body is never read).
+ * timeout; here it gets 413 at once, and the error handler closes the connection unless the rest of the
+ * body arrives within a second (lingerThenClose).
  */
 export function jsonBody(options: { limit: number | string; type?: (req: unknown) => boolean }): RequestHandler {
   const max = bytes(options.limit);
@@ -20,7 +21,6 @@ export function jsonBody(options: { limit: number | string; type?: (req: unknown
   return (req, res, next) => {
     const declared = req.headers['content-length'];
     if (declared !== undefined && /^\d+$/.test(declared) && Number(declared) > max) {
-      res.setHeader('Connection', 'close');
       next(new HttpError(413, 'too_large', 'Request body is too large'));
       return;
     }
