@@ -1,51 +1,12 @@
 // `make chat` (issue 23, row 51): the terminal playground as a child process against the fake
 // Nextcloud and the scripted model, beside a running app on the same database (as `make run` is).
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import type { Bot } from '../../lib/bots/bot-store.ts';
 import { lastToolOutput } from '../fakes/openai/fake-openai.ts';
+import { ChatSession, printed } from '../helpers/chat-session.ts';
 import { APP_VERSION, TEST_SECRET } from '../helpers/harness.ts';
 import { codeIn, startTalkScenario, waitFor, type TalkScenario } from '../helpers/talk-scenario.ts';
-
-const root = new URL('../..', import.meta.url).pathname;
-
-/** One `node lib/cli/chat.ts` run: lines typed on stdin, what it prints on stdout. */
-export class ChatSession {
-  readonly child: ChildProcessWithoutNullStreams;
-  stdout = '';
-  stderr = '';
-  readonly exited: Promise<number | null>;
-
-  constructor(args: string[], env: Record<string, string>) {
-    this.child = spawn(process.execPath, ['lib/cli/chat.ts', ...args], { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-    this.child.stdout.on('data', (d) => (this.stdout += d));
-    this.child.stderr.on('data', (d) => (this.stderr += d));
-    this.exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));
-  }
-
-  /** Types `line` and waits until the output after it matches `until`; returns that output. */
-  async say(line: string, until: RegExp, timeoutMs = 60_000): Promise<string> {
-    const from = this.stdout.length;
-    this.child.stdin.write(`${line}\n`);
-    await waitFor(() => until.test(this.stdout.slice(from)), `"${until.source}" after "${line}" (stdout: ${this.stdout.slice(from)} stderr: ${this.stderr.slice(-2000)})`, timeoutMs);
-    return this.stdout.slice(from);
-  }
-
-  /** Ctrl-D: the session ends and cleans up. */
-  async end(): Promise<number | null> {
-    this.child.stdin.end();
-    return this.exited;
-  }
-}
-
-/** The messages printed in `output`, as Talk would show them (one "Talk AI:" block each). */
-function printed(output: string): string[] {
-  return output
-    .split(/^Talk AI: /m)
-    .slice(1)
-    .map((block) => block.replace(/\n$/, '').replace(/\n {2}/g, '\n'));
-}
 
 describe('make chat: a terminal conversation through the same pipeline', () => {
   let s: TalkScenario;
