@@ -97,7 +97,8 @@ process.stderr.write(
   ].join('\n') + '\n',
 );
 
-const rl = createInterface({ input: process.stdin, terminal: process.stdin.isTTY === true });
+// The prompt only for a person at a terminal; piped input gets the printed messages alone.
+const rl = createInterface(process.stdin.isTTY ? { input: process.stdin, output: process.stdout, terminal: true } : { input: process.stdin, terminal: false });
 rl.setPrompt(`${uid}> `);
 rl.on('SIGINT', () => rl.close());
 process.on('SIGINT', () => rl.close());
