@@ -87,6 +87,14 @@ if (room !== null && (await new RoomInfo(application.nextcloud).forUser(issueFor
   process.stderr.write(`educai chat: ${uid} is not in the Talk room ${room} (or it does not exist)\n`);
   await stop(65);
 }
+// In a real room, messages come through the identity Talk delivers them through there, and the session
+// records no identity as seen in the room that Talk has not delivered through.
+let forgetShared = talk.virtual;
+if (room !== null && bot && !(await application.identities.seenIn(room, SHARED_ROUTE))) {
+  const own = (await application.identities.routes()).find((r) => r.botId === bot.id)?.route;
+  if (own && (await application.identities.seenIn(room, own))) talk.route = own;
+  else forgetShared = true;
+}
 
 process.stderr.write(
   [
@@ -119,8 +127,6 @@ for await (const line of rl) {
 }
 
 // The session's own room leaves nothing behind: onboarding, memory and room documents go as with ((RESET)).
-if (talk.virtual) {
-  await talk.quietly(() => application.processor.process(talk.message('((RESET))'))).catch((err: unknown) => logger.warn({ err }, 'could not clear the terminal room'));
-  await application.identities.forgetRoom(talk.roomToken, SHARED_ROUTE).catch(() => undefined);
-}
+if (talk.virtual) await talk.quietly(() => application.processor.process(talk.message('((RESET))'))).catch((err: unknown) => logger.warn({ err }, 'could not clear the terminal room'));
+if (forgetShared) await application.identities.forgetRoom(talk.roomToken, SHARED_ROUTE).catch(() => undefined);
 await stop(0);

@@ -44,6 +44,8 @@ export class TerminalTalk {
   /** Message ids above Talk's (which count up from 1 per server), unique within the session. */
   readonly #idBase: number;
   #muted = false;
+  /** The Talk identity messages arrive through: the shared one, or in a real room where only the bot's own is enabled, that one. */
+  route = SHARED_ROUTE;
 
   constructor(options: TerminalTalkOptions) {
     this.#options = options;
@@ -65,7 +67,7 @@ export class TerminalTalk {
       roomToken: this.roomToken,
       messageId,
       actorId,
-      route: SHARED_ROUTE,
+      route: this.route,
       kind: 'message',
       payload: { type: 'Create', systemName: null, actorId, roomToken: this.roomToken, messageId },
       attempts: 1,
