@@ -8,7 +8,7 @@ export npm_config_update_notifier := false
 export npm_config_fund := false
 export npm_config_audit := false
 
-.PHONY: run test test-nextcloud bench typecheck typecheck-frontend tools deps clean frontend
+.PHONY: run chat test test-nextcloud bench typecheck typecheck-frontend tools deps clean frontend
 
 tools: $(NODE_DIR)/bin/node
 
@@ -34,6 +34,12 @@ $(FRONTEND_MANIFEST): $(FRONTEND_SOURCES) | node_modules/.installed
 
 run: deps $(FRONTEND_MANIFEST)
 	node lib/cli/dev-run.ts
+
+# A terminal conversation with a bot through the app's own pipeline, with make run's data folder, database,
+# secret and Nextcloud (README: "Try a bot in the terminal"). USER must be given: the shell's own $$USER is no Nextcloud user.
+chat: deps
+	@if [ -z "$(BOT)" ] || [ "$(origin USER)" != "command line" ]; then echo 'usage: make chat BOT=<mention> USER=<uid> [ROOM=<token>] [REVIEW=1]' >&2; exit 64; fi
+	@node lib/cli/chat.ts --bot '$(BOT)' --user '$(USER)' $(if $(ROOM),--room '$(ROOM)') $(if $(filter 1 yes true,$(REVIEW)),--review)
 
 typecheck: deps
 	npx tsc -p tsconfig.json --noEmit

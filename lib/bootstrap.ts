@@ -13,7 +13,7 @@ import { StatusReporter } from './appapi/status-reporter.ts';
 import { AgentLoop } from './agent/agent-loop.ts';
 import { loadAgentSettings } from './agent/agent-settings.ts';
 import { GovernanceAccessPolicy, type BotAccessPolicy } from './bots/bot-access.ts';
-import { BotConfigResolver } from './bots/bot-config.ts';
+import { BotConfigResolver, asReviewer } from './bots/bot-config.ts';
 import { BotDeletion } from './bots/bot-deletion.ts';
 import { DedicatedTalkBotService, mayHaveOwnIdentity } from './bots/dedicated-talk-bots.ts';
 import { Governance, registryToolGate } from './bots/governance.ts';
@@ -32,7 +32,7 @@ import { TurnRunner } from './conversation/turn-runner.ts';
 import { ChatClient } from './llm/chat-client.ts';
 import { LlmSettingsService } from './llm/llm-settings.ts';
 import { ModelCatalog } from './llm/model-catalog.ts';
-import { createEgressFetch, type EgressStream } from './egress/egress-fetch.ts';
+import { createEgressFetch } from './egress/egress-fetch.ts';
 import { EgressSettingsService } from './egress/egress-settings.ts';
 import { createLogger, type Logger } from './log/logger.ts';
 import { McpProviderManager } from './mcp/mcp-provider.ts';
@@ -41,6 +41,7 @@ import { registerSecret } from './log/redact.ts';
 import { NextcloudClient } from './nextcloud/client.ts';
 import { MessageRouter } from './router/message-router.ts';
 import { QueueProcessor, type QueueRunResult } from './ratelimit/queue-processor.ts';
+import { observingRateLimits, observingStreamRateLimits } from './ratelimit/provider-headers.ts';
 import type { RateGateOptions } from './ratelimit/rate-gate.ts';
 import { RateLimiter } from './ratelimit/rate-limiter.ts';
 import { RequestQueue } from './ratelimit/request-queue.ts';
@@ -82,6 +83,7 @@ import { ReplyLog } from './talk/reply-log.ts';
 import { RoomInfo } from './talk/room-info.ts';
 import { RoutingIndex } from './talk/routing-index.ts';
 import { sharedTalkBotRegistrar, SHARED_ROUTE, TalkIdentities } from './talk/talk-identities.ts';
+import type { TalkSeams } from './talk/talk-seams.ts';
 import { uiRegistrar } from './appapi/ui-registrar.ts';
 import { AdminFormSync } from './appapi/admin-form-sync.ts';
 import { adminForm, personalForm } from './appapi/settings-forms.ts';
@@ -137,6 +139,9 @@ export interface Application {
   processQueueNow(): Promise<QueueRunResult>;
   traces: TraceStore;
   agent: AgentLoop;
+  /** One Talk event through the whole pipeline (the worker's, or the terminal playground's with its seams). */
+  processor: EventProcessor;
+  identities: TalkIdentities;
   /** The Talk worker and queue, here or in the processing thread. */
   processing: ProcessingControl;
   close(): Promise<void>;
@@ -187,6 +192,8 @@ export interface BuildOptions {
   knowledge?: Pick<KnowledgeModuleOptions, 'worker' | 'extractor' | 'resolve' | 'index'>;
   /** Tests: wiki index-sync debounce and scan interval. */
   wiki?: { debounceMs?: number; scanIntervalMs?: number };
+  /** The terminal playground (`make chat`): the Talk ends replaced, the pipeline between them the same. */
+  talk?: TalkSeams;
 }
 
 const REPO_ROOT = new URL('..', import.meta.url).pathname;
@@ -276,7 +283,8 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   const role: Role = options.role ?? 'all';
   const index = new RoutingIndex(db, role === 'processing' ? (options.refreshHttpIndex ?? null) : null);
   await index.refresh();
-  const rooms = new RoomInfo(nextcloud, { now });
+  const talkRooms = new RoomInfo(nextcloud, { now });
+  const rooms = options.talk?.rooms ? options.talk.rooms(talkRooms) : talkRooms;
   // Governance: visibility scopes, approvals and the version a person talks to.
   const memberships = new MembershipService(nextcloud, { now });
   const dedicated = new DedicatedTalkBotService({ db, identities });
@@ -349,7 +357,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   const deletion = new BotDeletion({ db, queue: requestQueue, traces, dedicated, logger, owners: [{ name: 'knowledge', removeBot: (id) => knowledge.forgetBot(id) }, { name: 'wiki', removeBot: (id) => wiki.forgetBot(id) }, { name: 'agent-profiles', removeBot: (id) => agentProfiles.removeBot(id) }],
     // Users whose requests wait in the rate-limit queue get a final message in Talk (the processor posts it).
     tell: (request, text) => processor.tell(request, text) });
-  const router = new MessageRouter({ bots, access, onboarding, memory, rooms, resolver, roomData: roomUploads });
+  const router = new MessageRouter({ bots, access, onboarding, memory, rooms, resolver: options.talk?.reviewMode ? asReviewer(resolver) : resolver, roomData: roomUploads });
   const turns = new TurnRunner({
     chat,
     settings: llmSettings,
@@ -369,7 +377,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     },
     traces,
   });
-  const sender = new BotSender({ nextcloud, identities, logger });
+  const sender = options.talk?.sender ?? new BotSender({ nextcloud, identities, logger });
   // Hosts replies may link to besides Nextcloud (S8), read on every flush: kept in memory, reloaded on changes.
   const linkAllowList = new LinkAllowList(settings);
   await linkAllowList.load();
@@ -421,12 +429,12 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   selfConfirming.push(mcpProviders);
   await confirmations.loadIndex();
   const processor = new EventProcessor({
-    inbox,
-    verifier: new MessageVerifier(nextcloud, logger),
+    inbox: options.talk?.handled ?? inbox,
+    verifier: options.talk?.verifier ?? new MessageVerifier(nextcloud, logger),
     router,
     turns,
     sender,
-    replyLog: new ReplyLog(db, now),
+    replyLog: options.talk?.replyLog ?? new ReplyLog(db, now),
     identities,
     onboarding,
     rooms,
@@ -658,6 +666,8 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     processQueueNow: () => queueProcessor.processNow(),
     traces,
     agent,
+    processor,
+    identities,
     processing,
     // Once: a second signal, or the HTTP thread and a test both stopping, must not close closed clients.
     close: () => (closing ??= closeOnce()),
@@ -681,35 +691,4 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     await checkpointer?.stop();
     await database.close();
   }
-}
-
-/**
- * Passes provider rate-limit headers of chat responses (x-ratelimit-*, ratelimit-*,
- * retry-after) to the limiter, which then holds calls until the provider has room.
- */
-function observingRateLimits(base: typeof fetch, limiter: RateLimiter, logger: Logger): typeof fetch {
-  return async (input, init) => {
-    const res = await base(input, init);
-    observeChatRateLimits(typeof input === 'string' ? input : input instanceof URL ? input.href : input.url, res.headers, limiter, logger);
-    return res;
-  };
-}
-
-/** The same for streamed answers through the egress module's request. */
-function observingStreamRateLimits(base: EgressStream, limiter: RateLimiter, logger: Logger): EgressStream {
-  return async (url, init) => {
-    const res = await base(url, init);
-    observeChatRateLimits(url, res.headers, limiter, logger);
-    return res;
-  };
-}
-
-function observeChatRateLimits(url: string, responseHeaders: Headers, limiter: RateLimiter, logger: Logger): void {
-  if (!/\/chat\/completions(?:[?#]|$)/.test(url)) return;
-  const headers: Record<string, string> = {};
-  responseHeaders.forEach((value, name) => {
-    const n = name.toLowerCase();
-    if (n.startsWith('x-ratelimit-') || n.startsWith('ratelimit') || n === 'retry-after') headers[n] = value;
-  });
-  if (Object.keys(headers).length > 0) void limiter.observeProviderHeaders('chat', headers).catch((err: unknown) => logger.warn({ err }, 'could not record provider rate-limit headers'));
 }

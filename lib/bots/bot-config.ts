@@ -137,6 +137,11 @@ export async function writeTools(db: Kysely<Database>, botId: string, tools: Rea
   if (rows.length > 0) await t.insertInto('bot_tools').values(rows).execute();
 }
 
+/** S10: every turn is a reviewer's test (the terminal playground's REVIEW=1): no agent profile, writes are dry runs. */
+export function asReviewer(resolver: BotConfigResolver): Pick<BotConfigResolver, 'effectiveBot'> {
+  return { effectiveBot: async (bot, actor) => ({ ...(await resolver.effectiveBot(bot, actor)), reviewMode: true }) };
+}
+
 /**
  * Which configuration a turn runs against. Everyone gets the approved
  * snapshot; the owner and the enabled tester get the version waiting for

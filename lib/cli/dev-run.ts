@@ -4,22 +4,13 @@
  * then the ExApp itself. Values already in the environment win.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join, resolve } from 'node:path';
-import { readManifest } from '../appapi/manifest.ts';
 import { registrationCommands } from '../appapi/registration-commands.ts';
+import { applyDevDefaults, devSecretFile } from './dev-env.ts';
 
-const root = new URL('../..', import.meta.url).pathname;
-const manifest = readManifest(join(root, 'appinfo/info.xml'));
 const env = process.env;
-env.APP_ID ||= manifest.id;
-env.APP_VERSION ||= manifest.version;
-env.APP_HOST ||= '127.0.0.1';
-env.APP_PORT ||= '23000';
-env.NEXTCLOUD_URL ||= 'http://localhost:8080';
-env.APP_PERSISTENT_STORAGE = resolve(env.APP_PERSISTENT_STORAGE || join(root, 'data'));
-mkdirSync(env.APP_PERSISTENT_STORAGE, { recursive: true });
+const { manifest, appHost, appPort, nextcloudUrl } = applyDevDefaults(env);
 
 // Checked before the banner: the occ commands are useless when the app cannot listen.
 const portProblem = await new Promise<string | null>((done) => {
@@ -32,7 +23,7 @@ if (portProblem) {
   process.exit(1);
 }
 
-const secretFile = join(env.APP_PERSISTENT_STORAGE, 'dev-app-secret');
+const secretFile = devSecretFile(env);
 let secretFrom: { file: string } | { envVar: string } = { envVar: 'APP_SECRET' };
 if (!env.APP_SECRET) {
   if (!existsSync(secretFile)) writeFileSync(secretFile, randomBytes(48).toString('base64url'), { mode: 0o600, flag: 'wx' });
@@ -42,9 +33,9 @@ if (!env.APP_SECRET) {
 
 const commands = registrationCommands({
   manifest,
-  appHost: env.APP_HOST,
-  appPort: Number(env.APP_PORT),
-  nextcloudUrl: env.NEXTCLOUD_URL,
+  appHost,
+  appPort: Number(appPort),
+  nextcloudUrl,
   secretFrom,
 });
 process.stdout.write(

@@ -7,7 +7,7 @@
 const ISSUE = Symbol('issue-acting-user');
 const issued = new WeakSet<object>();
 
-export type IdentitySource = 'appapi-request' | 'talk-message' | 'stored-principal' | 'agent-profile';
+export type IdentitySource = 'appapi-request' | 'talk-message' | 'stored-principal' | 'agent-profile' | 'operator';
 
 export class ActingUser {
   readonly uid: string;
@@ -44,6 +44,14 @@ export function issueFromConfirmedTalkAuthor(uid: string): ActingUser {
  */
 export function issueForStoredPrincipal(uid: string): ActingUser {
   return new ActingUser(ISSUE, uid, 'stored-principal');
+}
+
+/**
+ * Only for the terminal playground (lib/cli/chat.ts): the operator, who holds APP_SECRET
+ * and so may act as any user already, names the user on the command line.
+ */
+export function issueForOperator(uid: string): ActingUser {
+  return new ActingUser(ISSUE, uid, 'operator');
 }
 
 /**

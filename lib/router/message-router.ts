@@ -3,7 +3,7 @@ import type { Bot, BotStore } from '../bots/bot-store.ts';
 import type { ConversationMemory } from '../conversation/memory.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
 import { renderMessageText, type ParsedMessage } from '../talk/message-parser.ts';
-import { RoomInfo, type RoomFacts } from '../talk/room-info.ts';
+import { RoomInfo, type RoomFacts, type RoomFactsSource } from '../talk/room-info.ts';
 import { findBotMentions, stripMention } from './mention-detector.ts';
 import type { OnboardingService } from './onboarding.ts';
 import { parseResetCommand } from './reset-command.ts';
@@ -45,11 +45,11 @@ export class MessageRouter {
   readonly #access: BotAccessPolicy;
   readonly #onboarding: OnboardingService;
   readonly #memory: ConversationMemory;
-  readonly #rooms: RoomInfo;
+  readonly #rooms: RoomFactsSource;
   readonly #resolver: BotResolver | null;
   readonly #roomData: RoomDataHooks | null;
 
-  constructor(deps: { bots: BotStore; access: BotAccessPolicy; onboarding: OnboardingService; memory: ConversationMemory; rooms: RoomInfo; resolver?: BotResolver; roomData?: RoomDataHooks }) {
+  constructor(deps: { bots: BotStore; access: BotAccessPolicy; onboarding: OnboardingService; memory: ConversationMemory; rooms: RoomFactsSource; resolver?: BotResolver; roomData?: RoomDataHooks }) {
     this.#resolver = deps.resolver ?? null;
     this.#roomData = deps.roomData ?? null;
     this.#bots = deps.bots;

@@ -26,6 +26,9 @@ function retryable(err: unknown): boolean {
   return err instanceof NextcloudServerError || err instanceof NextcloudTimeoutError || err instanceof NextcloudNetworkError;
 }
 
+/** Where a reply's messages go: Talk (BotSender), or the terminal playground's printer. */
+export type MessageSender = Pick<BotSender, 'send'>;
+
 /**
  * Posts signed bot messages (HMAC-SHA256 over random + message text with the
  * secret AppAPI issued for the identity). 5xx and timeouts are retried with

@@ -16,6 +16,9 @@ const INTEND = new PreparedQuery((db, p: { inboxId: number; seq: number; referen
 );
 const POSTED = new PreparedQuery((db, p: { inboxId: number; seq: number }) => db.updateTable('reply_chunks').set({ posted: 1 }).where('inbox_id', '=', p.inboxId).where('seq', '=', p.seq));
 
+/** What a reply stream needs of the log (the terminal playground keeps one in memory). */
+export type ReplyRecord = Pick<ReplyLog, 'list' | 'intend' | 'posted' | 'drop'>;
+
 /**
  * Every message of a reply is recorded before it is posted and marked once
  * Talk accepted it, so a reply resumed after a restart never repeats one.

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { BotSendError, type BotMessage, type BotSender } from './bot-sender.ts';
+import { BotSendError, type BotMessage, type MessageSender } from './bot-sender.ts';
 import { splitForTalk } from './message-splitter.ts';
 import { ReplyChunker } from './reply-chunker.ts';
-import type { ReplyLog, LoggedChunk } from './reply-log.ts';
+import type { LoggedChunk, ReplyRecord } from './reply-log.ts';
 import type { ReplySanitizer } from './reply-sanitizer.ts';
 import { talkTexts } from './talk-texts.ts';
 import { ThinkFilter } from './think-filter.ts';
@@ -47,8 +47,8 @@ export function chunkReferenceId(inboxId: number, seq: number, salt: string): st
 export class ReplyStream {
   readonly #target: ReplyTarget;
   #route: string;
-  readonly #sender: BotSender;
-  readonly #log: ReplyLog;
+  readonly #sender: MessageSender;
+  readonly #log: ReplyRecord;
   readonly #sanitizer: ReplySanitizer;
   readonly #salt: string;
   readonly #now: () => number;
@@ -60,7 +60,7 @@ export class ReplyStream {
   #streamedText: string[] = [];
   #sawThinking = false;
 
-  constructor(deps: { target: ReplyTarget; sender: BotSender; log: ReplyLog; sanitizer: ReplySanitizer; salt: string; now?: () => number; previous?: LoggedChunk[] }) {
+  constructor(deps: { target: ReplyTarget; sender: MessageSender; log: ReplyRecord; sanitizer: ReplySanitizer; salt: string; now?: () => number; previous?: LoggedChunk[] }) {
     this.#target = deps.target;
     this.#route = deps.target.route;
     this.#sender = deps.sender;

@@ -21,6 +21,9 @@ interface TalkRoom {
   participantType: number;
 }
 
+/** Room facts as a user sees them: Talk (RoomInfo), or the terminal playground's own room first. */
+export type RoomFactsSource = Pick<RoomInfo, 'forUser'>;
+
 /**
  * Room type and moderator rights come from Talk's room API as the user (S5),
  * never from the webhook: a group room can be named like a one-to-one room.

@@ -23,6 +23,8 @@ export interface Stack {
   app: ExAppProcess;
   secret: string;
   logFile: string;
+  /** The ExApp's configuration (secret, Nextcloud, data folder, database), e.g. for `make chat`'s CLI beside it. */
+  env: Record<string, string>;
   /** AppAPI's headers for a call straight to the ExApp (`uid` '' = the system, as webhooks arrive). */
   appApiHeaders(uid: string): Record<string, string>;
   /** Waits until the ExApp has no Talk event left to process (its inbox backlog, read as the admin). */
@@ -84,19 +86,15 @@ export async function startStack(options: { dialect?: Dialect } = {}): Promise<S
   const port = await freePort();
   const logDir = mkdtempSync(join(tmpdir(), 'educai-real-nc-'));
   const logFile = join(logDir, 'exapp.log');
-  const app = new ExAppProcess(
-    port,
-    {
-      APP_ID: manifest.id,
-      APP_SECRET: secret,
-      APP_VERSION: manifest.version,
-      NEXTCLOUD_URL: nc.url,
-      APP_PERSISTENT_STORAGE: tdb.dataDir,
-      LOG_LEVEL: 'info',
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-    },
-    { logFile },
-  );
+  const env: Record<string, string> = {
+    APP_ID: manifest.id,
+    APP_SECRET: secret,
+    APP_VERSION: manifest.version,
+    NEXTCLOUD_URL: nc.url,
+    APP_PERSISTENT_STORAGE: tdb.dataDir,
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+  };
+  const app = new ExAppProcess(port, { ...env, LOG_LEVEL: 'info' }, { logFile });
   await unregisterExApp(nc);
   await app.start();
   await registerExApp(nc, secret, port);
@@ -115,6 +113,7 @@ export async function startStack(options: { dialect?: Dialect } = {}): Promise<S
     app,
     secret,
     logFile,
+    env,
     appApiHeaders: (uid) => ({
       'EX-APP-ID': manifest.id,
       'EX-APP-VERSION': manifest.version,
