@@ -16,6 +16,7 @@ import { BotStore, BotValidationError, MENTION_TAKEN, normalizeMention, type Bot
 import { TEAM_MODERATOR_LEVEL, type Memberships, type MembershipService, type TeamMember } from './memberships.ts';
 import type { ToolFamilyGate } from './tool-family-gate.ts';
 import { collectFieldErrors } from '../validation/field-errors.ts';
+import { canonicalJson } from '../validation/canonical-json.ts';
 
 export interface Scope {
   visibility: Visibility;
@@ -366,7 +367,7 @@ export class Governance {
     this.#checkScope(target, m, widensToGlobal, fields);
     if (Object.keys(fields).length > 0) throw new BotValidationError(fields);
     const activeChange = body.active;
-    if (canonical(target) === canonical(working)) {
+    if (canonicalJson(target) === canonicalJson(working)) {
       // Nothing under review changed (e.g. only switched on or off): no new version, no review.
       if (activeChange === undefined || activeChange === bot.active) return bot;
       return (await new BotStore(this.#db, () => Math.max(this.#now(), bot.updatedAt + 1)).update(bot.id, { active: activeChange })) ?? bot;
@@ -597,13 +598,6 @@ export class Governance {
       this.#logger.warn({ err, botId: after.id }, 'could not unregister the dedicated Talk bot');
     }
   }
-}
-
-/** JSON with sorted keys, to compare configurations. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
-  );
 }
 
 const CLEARED: Partial<BotState> = {

@@ -8,6 +8,7 @@ import type { Logger } from '../log/logger.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
 import type { ConfirmationRequester, ConfirmedExecutionGate } from '../tools/first-party-provider.ts';
 import { isPlainObject, setOwn } from '../tools/json-schema.ts';
+import { canonicalJson } from '../validation/canonical-json.ts';
 import { DEFAULT_CONFIRMATION_POLICY, type ConfirmationPolicy } from '../tools/resource-scope.ts';
 import { policyFromMcpAnnotations, type ToolPolicy } from '../tools/tool-policy.ts';
 import {
@@ -122,14 +123,6 @@ export class McpApprovalConflictError extends Error {
 
 // --- hashing ---------------------------------------------------------------
 
-function canonical(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(canonical);
-  if (value === null || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(value).sort()) setOwn(out, key, canonical((value as Record<string, unknown>)[key]));
-  return out;
-}
-
 function sha256(text: string): string {
   return createHash('sha256').update(text).digest('hex');
 }
@@ -141,16 +134,14 @@ function sha256(text: string): string {
  */
 export function toolHash(tool: ListedTool): string {
   return sha256(
-    JSON.stringify(
-      canonical({
-        name: tool.name,
-        description: tool.description,
-        inputSchema: tool.inputSchema,
-        configSchema: tool.meta['configSchema'] ?? null,
-        requiresUser: tool.meta['requiresUser'] === true,
-        ...(declaresConfirmation(tool) ? { requiresConfirmation: true } : {}),
-      }),
-    ),
+    canonicalJson({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.inputSchema,
+      configSchema: tool.meta['configSchema'] ?? null,
+      requiresUser: tool.meta['requiresUser'] === true,
+      ...(declaresConfirmation(tool) ? { requiresConfirmation: true } : {}),
+    }),
   );
 }
 
