@@ -1,322 +1,29 @@
 // A ToolProvider per registered MCP server or companion: admin-set policies, pinned tool hashes, signed context.
 
-import { createHash, randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
 import { isTurnTainted } from '../agent/turn-taints.ts';
-import type { ConfirmationExecutor, ConfirmationService, StoredAction } from '../confirmations/confirmation-service.ts';
+import type { ConfirmationExecutor, StoredAction } from '../confirmations/confirmation-service.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
-import type { ConfirmationRequester, ConfirmedExecutionGate } from '../tools/first-party-provider.ts';
-import { isPlainObject, setOwn } from '../tools/json-schema.ts';
-import { canonicalJson } from '../validation/canonical-json.ts';
+import { setOwn } from '../tools/json-schema.ts';
 import { DEFAULT_CONFIRMATION_POLICY, type ConfirmationPolicy } from '../tools/resource-scope.ts';
-import { policyFromMcpAnnotations, type ToolPolicy } from '../tools/tool-policy.ts';
-import {
-  createInvocationContext,
-  deriveInvocationContext,
-  errorResult,
-  markOutcome,
-  turnOf,
-  textResult,
-  type ConfigValidation,
-  type ExecutionInfo,
-  type InvocationContext,
-  type ToolDefinition,
-  type ToolMetadata,
-  type ToolProvider,
-  type ToolResult,
-} from '../tools/tool-provider.ts';
-import type { ProviderTier, ToolRegistry } from '../tools/tool-registry.ts';
+import { type ToolPolicy } from '../tools/tool-policy.ts';
+import { createInvocationContext, deriveInvocationContext, errorResult, markOutcome, turnOf, textResult, type ConfigValidation, type ExecutionInfo, type InvocationContext, type ToolDefinition, type ToolProvider, type ToolResult } from '../tools/tool-provider.ts';
 import { McpConnection, McpUnreachableError, describeError, unreachableMessage, type FetchLike, type ListedTool, type McpCallOptions, type McpConnectionOptions } from './mcp-connection.ts';
 import { bindingOf, describeCall, type McpCallBinding } from './mcp-confirmation.ts';
 import type { McpServer, McpServerStore, McpToolPolicyName, McpToolPolicySetting } from './mcp-server-store.ts';
-import { declaresConfirmation, effectiveToolRule, policyForSetting, REQUIRES_CONFIRMATION_META, type EffectiveToolRule } from './mcp-tool-rules.ts';
+import { effectiveToolRule, policyForSetting, REQUIRES_CONFIRMATION_META, type EffectiveToolRule } from './mcp-tool-rules.ts';
+import { CONFIG_META_KEY, CONTEXT_META_KEY, McpApprovalConflictError, type McpAgentProfiles, type McpConfirmations, type McpProviderStatus, type McpToolMetadata, type ToolReview } from './mcp-provider-types.ts';
+import { approvalOf, reviewOf, settingOf, toolHash, toolListHash } from './mcp-tool-review.ts';
+import { signContextToken } from './mcp-context-token.ts';
+import { compileConfigSchema, validateConfigAgainst } from './mcp-config-schema.ts';
 
 export { policyForSetting, REQUIRES_CONFIRMATION_META };
-
-/**
- * What the MCP providers need of the agent profiles (lib/agent-profiles): the names of a profile's
- * credentials, a credential opened for one request, and the re-check of a confirmed agent-mode call.
- */
-export interface McpAgentProfiles {
-  credentials: {
-    credentialNames(profileId: string): Promise<string[]>;
-    withProfileCredential<T>(profileId: string, name: string, fn: (value: string) => Promise<T>): Promise<T>;
-  };
-  execution: ConfirmedExecutionGate;
-}
-
-/** What the MCP providers need of the confirmation service: store and post requests, run confirmed calls. */
-export type McpConfirmations = ConfirmationRequester & Pick<ConfirmationService, 'registerExecutor'>;
-
-/** `_meta` key of tools/call carrying the signed invocation context (companions only). */
-export const CONTEXT_META_KEY = 'educai/context';
-/** `_meta` key of tools/call carrying the validated per-assignment config (companions only). */
-export const CONFIG_META_KEY = 'educai/config';
-export const CONTEXT_ISSUER = 'educai';
-export const CONTEXT_TOKEN_TTL_SECONDS = 60;
-const TIER: ProviderTier = 'external';
-
-export interface InvocationClaims {
-  iss: string;
-  aud: string;
-  iat: number;
-  exp: number;
-  jti: string;
-  bot_id: string;
-  room_token: string | null;
-  thread_id: string | null;
-  message_id: string | null;
-  /** The invoking Nextcloud user's uid; null for guests and other non-users. */
-  uid: string | null;
-  actor_kind: InvocationContext['actorKind'];
-}
-
-export type McpToolMetadata = ToolMetadata & { pendingApproval: boolean };
-
-export interface ToolReviewItem {
-  name: string;
-  title?: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
-  annotations: ListedTool['annotations'];
-  hash: string;
-  /** approved: unchanged since approval; new: never approved; changed: differs from what was approved. */
-  status: 'approved' | 'new' | 'changed';
-  /** From the server's hints only; the admin decides. */
-  suggestedPolicy: Exclude<McpToolPolicyName, 'off'>;
-  policy: McpToolPolicyName | null;
-  /** The server declared `_meta.requiresConfirmation`: every call is confirmed, whatever the admin chose. */
-  declaresConfirmation: boolean;
-  /** The admin's policy with the declaration applied (what runs); null while not approved. */
-  effectivePolicy: McpToolPolicyName | null;
-  configSchema: Record<string, unknown> | null;
-  configSchemaError: string | null;
-}
-
-export interface ToolReview {
-  serverId: string;
-  hash: string;
-  approvedToolsHash: string | null;
-  tools: ToolReviewItem[];
-  /** Approved tools the server no longer lists. */
-  removed: string[];
-}
-
-export interface McpProviderStatus {
-  providerId: string;
-  serverId: string;
-  name: string;
-  kind: McpServer['kind'];
-  enabled: boolean;
-  reachable: boolean | null;
-  lastError: string | null;
-  /** Listed tools that are new or changed since approval; they stay off until approved. */
-  pendingApproval: string[];
-  approvedToolsHash: string | null;
-  currentToolsHash: string | null;
-}
-
-export class McpApprovalConflictError extends Error {
-  override name = 'McpApprovalConflictError';
-}
-
-// --- hashing ---------------------------------------------------------------
-
-function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
-}
-
-/**
- * What the admin approves of a tool: its name, description, input schema, config schema, user
- * requirement and declared confirmation. The declaration is hashed only when set, so the hashes
- * of tools without it stay as they were; dropping it later makes the tool "changed".
- */
-export function toolHash(tool: ListedTool): string {
-  return sha256(
-    canonicalJson({
-      name: tool.name,
-      description: tool.description,
-      inputSchema: tool.inputSchema,
-      configSchema: tool.meta['configSchema'] ?? null,
-      requiresUser: tool.meta['requiresUser'] === true,
-      ...(declaresConfirmation(tool) ? { requiresConfirmation: true } : {}),
-    }),
-  );
-}
-
-export function toolListHash(tools: ReadonlyArray<ListedTool>): string {
-  const pairs = tools.map((t) => [t.name, toolHash(t)] as const).sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
-  return sha256(JSON.stringify(pairs));
-}
-
-// --- policies --------------------------------------------------------------
-
-/** Pre-fills the admin's choice from the server's hints and declaration; the hint never decides. */
-export function suggestPolicy(tool: ListedTool): Exclude<McpToolPolicyName, 'off'> {
-  const p = policyFromMcpAnnotations(tool.name, tool.description, tool.annotations);
-  if (p.destructive) return 'destructive';
-  if (declaresConfirmation(tool)) return 'confirm';
-  return p.readOnly ? 'read' : 'write';
-}
-
-// --- per-assignment config -------------------------------------------------
-
-type ScalarType = 'string' | 'number' | 'integer' | 'boolean';
-
-interface ConfigField {
-  type: ScalarType | 'array';
-  itemType?: ScalarType;
-  enum?: unknown[];
-  minimum?: number;
-  maximum?: number;
-  minLength?: number;
-  maxLength: number;
-  maxItems: number;
-}
-
-export interface ConfigSchema {
-  fields: Record<string, ConfigField>;
-  required: string[];
-}
-
-const MAX_CONFIG_FIELDS = 32;
-const MAX_CONFIG_STRING = 500;
-const MAX_CONFIG_ITEMS = 50;
-const SCALARS: ReadonlySet<string> = new Set(['string', 'number', 'integer', 'boolean']);
-// Words that mark a field as an address, an identity or a credential (S17).
-const FORBIDDEN_WORDS = new Set([
-  'url', 'urls', 'uri', 'uris', 'href', 'link', 'links', 'endpoint', 'endpoints', 'host', 'hostname', 'domain', 'webhook', 'callback', 'redirect',
-  'uid', 'uids', 'user', 'users', 'userid', 'username', 'owner', 'account', 'email', 'mail', 'login', 'principal',
-  'password', 'passwd', 'pwd', 'secret', 'secrets', 'token', 'tokens', 'credential', 'credentials', 'auth', 'authorization',
-  'apikey', 'key', 'keys', 'cookie', 'session', 'bearer', 'cert', 'certificate', 'jwt',
-]);
-const FORBIDDEN_FORMATS = new Set(['uri', 'url', 'uri-reference', 'iri', 'iri-reference', 'uri-template', 'email', 'idn-email', 'hostname', 'idn-hostname', 'ipv4', 'ipv6']);
-const URL_LIKE = /(^[a-z][a-z0-9+.-]*:\/\/)|(^\/\/)|(:\/\/)|(^www\.)/i;
-
-function fieldWords(name: string): string[] {
-  return name
-    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
-    .toLowerCase()
-    .split(/[^a-z0-9]+/)
-    .filter((w) => w !== '');
-}
-
-export function isForbiddenConfigField(name: string): boolean {
-  const words = fieldWords(name);
-  if (words.some((w) => FORBIDDEN_WORDS.has(w))) return true;
-  const joined = words.join('');
-  return /(apikey|accesstoken|privatekey|clientsecret|userid|username)/.test(joined);
-}
-
-function nonNegative(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) && value >= 0 ? Math.floor(value) : undefined;
-}
-
-/** Accepts a flat object schema of scalars (or lists of scalars) with no address, identity or credential fields. */
-export function compileConfigSchema(schema: unknown): { ok: true; schema: ConfigSchema } | { ok: false; error: string } {
-  if (schema === undefined || schema === null) return { ok: true, schema: { fields: {}, required: [] } };
-  if (!isPlainObject(schema)) return { ok: false, error: 'The config schema must be an object schema' };
-  if (schema['type'] !== undefined && schema['type'] !== 'object') return { ok: false, error: 'The config schema must have type "object"' };
-  const props = schema['properties'] ?? {};
-  if (!isPlainObject(props)) return { ok: false, error: 'The config schema properties must be an object' };
-  const names = Object.keys(props);
-  if (names.length > MAX_CONFIG_FIELDS) return { ok: false, error: `At most ${MAX_CONFIG_FIELDS} config fields` };
-  const fields: Record<string, ConfigField> = {};
-  for (const name of names) {
-    if (!/^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(name)) return { ok: false, error: `Config field "${name.slice(0, 64)}" has an unusable name` };
-    if (isForbiddenConfigField(name)) return { ok: false, error: `Config field "${name}" looks like an address, user id or credential, which a provider may not ask for` };
-    const prop = props[name];
-    if (!isPlainObject(prop)) return { ok: false, error: `Config field "${name}" needs a schema` };
-    if (typeof prop['format'] === 'string' && FORBIDDEN_FORMATS.has(prop['format'])) return { ok: false, error: `Config field "${name}" has a format that is not allowed` };
-    const type = prop['type'];
-    let field: ConfigField;
-    if (typeof type === 'string' && SCALARS.has(type)) {
-      field = { type: type as ScalarType, maxLength: Math.min(nonNegative(prop['maxLength']) ?? MAX_CONFIG_STRING, MAX_CONFIG_STRING), maxItems: 0 };
-    } else if (type === 'array' && isPlainObject(prop['items']) && typeof prop['items']['type'] === 'string' && SCALARS.has(prop['items']['type'])) {
-      const items = prop['items'];
-      if (typeof items['format'] === 'string' && FORBIDDEN_FORMATS.has(items['format'])) return { ok: false, error: `Config field "${name}" has a format that is not allowed` };
-      field = {
-        type: 'array',
-        itemType: items['type'] as ScalarType,
-        maxLength: Math.min(nonNegative(items['maxLength']) ?? MAX_CONFIG_STRING, MAX_CONFIG_STRING),
-        maxItems: Math.min(nonNegative(prop['maxItems']) ?? MAX_CONFIG_ITEMS, MAX_CONFIG_ITEMS),
-      };
-      if (Array.isArray(items['enum'])) field.enum = items['enum'];
-    } else {
-      return { ok: false, error: `Config field "${name}" must be a string, number, integer, boolean or a list of those` };
-    }
-    if (field.type !== 'array' && Array.isArray(prop['enum'])) field.enum = prop['enum'];
-    if (typeof prop['minimum'] === 'number') field.minimum = prop['minimum'];
-    if (typeof prop['maximum'] === 'number') field.maximum = prop['maximum'];
-    const minLength = nonNegative(prop['minLength']);
-    if (minLength !== undefined) field.minLength = minLength;
-    setOwn(fields, name, field);
-  }
-  const required = Array.isArray(schema['required']) ? schema['required'].filter((r): r is string => typeof r === 'string') : [];
-  for (const r of required) if (!Object.hasOwn(fields, r)) return { ok: false, error: `Required config field "${r}" is not declared` };
-  return { ok: true, schema: { fields, required } };
-}
-
-function checkScalar(field: ConfigField, type: ScalarType, value: unknown): string | null {
-  if (type === 'boolean' && typeof value !== 'boolean') return 'Must be true or false';
-  if ((type === 'number' || type === 'integer') && (typeof value !== 'number' || !Number.isFinite(value))) return 'Must be a number';
-  if (type === 'integer' && !Number.isInteger(value)) return 'Must be a whole number';
-  if (type === 'string') {
-    if (typeof value !== 'string') return 'Must be a text';
-    if (value.length > field.maxLength) return `At most ${field.maxLength} characters`;
-    if (field.minLength !== undefined && value.length < field.minLength) return `At least ${field.minLength} characters`;
-    if (URL_LIKE.test(value)) return 'Addresses are not allowed in a tool configuration';
-    if (/[\u0000-\u001f]/.test(value)) return 'No control characters';
-  }
-  if (typeof value === 'number') {
-    if (field.minimum !== undefined && value < field.minimum) return `At least ${field.minimum}`;
-    if (field.maximum !== undefined && value > field.maximum) return `At most ${field.maximum}`;
-  }
-  if (field.enum !== undefined && !field.enum.some((e) => e === value)) return 'Not one of the allowed values';
-  return null;
-}
-
-export function validateConfigAgainst(schema: ConfigSchema, config: Record<string, unknown>): ConfigValidation {
-  const errors: Record<string, string> = {};
-  const out: Record<string, unknown> = {};
-  if (!isPlainObject(config)) return { ok: false, errors: { config: 'Must be an object' } };
-  for (const [key, value] of Object.entries(config)) {
-    const field = Object.hasOwn(schema.fields, key) ? schema.fields[key] : undefined;
-    if (field === undefined) {
-      setOwn(errors, key, Object.keys(schema.fields).length === 0 ? 'This tool takes no configuration' : 'Unknown config field');
-      continue;
-    }
-    if (field.type === 'array') {
-      if (!Array.isArray(value)) setOwn(errors, key, 'Must be a list');
-      else if (value.length > field.maxItems) setOwn(errors, key, `At most ${field.maxItems} entries`);
-      else {
-        const problem = value.map((v) => checkScalar(field, field.itemType ?? 'string', v)).find((p) => p !== null);
-        if (problem) setOwn(errors, key, problem);
-        else setOwn(out, key, [...value]);
-      }
-      continue;
-    }
-    const problem = checkScalar(field, field.type, value);
-    if (problem) setOwn(errors, key, problem);
-    else setOwn(out, key, value);
-  }
-  for (const r of schema.required) if (!Object.hasOwn(config, r) && !Object.hasOwn(errors, r)) setOwn(errors, r, 'Required');
-  return Object.keys(errors).length > 0 ? { ok: false, errors } : { ok: true, config: out };
-}
 
 // --- the provider ----------------------------------------------------------
 
 function firstLine(text: string, max = 200): string {
   const line = (text.split(/\r?\n/)[0] ?? '').trim();
   return line.length > max ? line.slice(0, max - 3) + '...' : line;
-}
-
-function settingOf(server: McpServer, name: string, approved: boolean): McpToolPolicyName | null {
-  const set = Object.hasOwn(server.toolPolicies, name) ? server.toolPolicies[name]?.policy : undefined;
-  if (set !== undefined) return set;
-  // Approved without an explicit choice: not read-only, writes confirmed (S17).
-  return approved ? 'write' : null;
 }
 
 export interface McpProviderOptions {
@@ -684,38 +391,7 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
     const tools = await this.#connection.listTools({ force: true });
     this.#listed = tools;
     this.#reachable = true;
-    const items = tools.map((tool): ToolReviewItem => {
-      const hash = toolHash(tool);
-      const pinned = server.approvedTools[tool.name];
-      const status = pinned === undefined ? 'new' : pinned === hash ? 'approved' : 'changed';
-      const rawSchema = tool.meta['configSchema'];
-      const compiled = compileConfigSchema(server.kind === 'companion' ? rawSchema : undefined);
-      const policy = settingOf(server, tool.name, status === 'approved');
-      const item: ToolReviewItem = {
-        name: tool.name,
-        description: tool.description,
-        inputSchema: tool.inputSchema,
-        annotations: { ...tool.annotations },
-        hash,
-        status,
-        suggestedPolicy: suggestPolicy(tool),
-        policy,
-        declaresConfirmation: declaresConfirmation(tool),
-        effectivePolicy: policy === null ? null : effectiveToolRule(policy, tool).setting,
-        configSchema: server.kind === 'companion' && isPlainObject(rawSchema) ? rawSchema : null,
-        configSchemaError: compiled.ok ? null : compiled.error,
-      };
-      if (tool.title !== undefined) item.title = tool.title;
-      return item;
-    });
-    const names = new Set(tools.map((t) => t.name));
-    return {
-      serverId: server.id,
-      hash: toolListHash(tools),
-      approvedToolsHash: server.approvedToolsHash,
-      tools: items,
-      removed: Object.keys(server.approvedTools).filter((n) => !names.has(n)),
-    };
+    return reviewOf(server, tools);
   }
 
   /**
@@ -729,15 +405,7 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
     this.#listed = tools;
     const hash = toolListHash(tools);
     if (hash !== expectedHash) throw new McpApprovalConflictError('The tool list changed since it was reviewed; review it again');
-    const approvedTools: Record<string, string> = {};
-    const toolPolicies: Record<string, McpToolPolicySetting> = {};
-    for (const tool of tools) {
-      setOwn(approvedTools, tool.name, toolHash(tool));
-      const given = isPlainObject(policies) && Object.hasOwn(policies, tool.name) ? policies[tool.name] : undefined;
-      const chosen = typeof given === 'string' ? given : given?.policy;
-      const policy = chosen ?? (Object.hasOwn(server.toolPolicies, tool.name) ? server.toolPolicies[tool.name]?.policy : undefined) ?? 'write';
-      setOwn(toolPolicies, tool.name, { policy });
-    }
+    const { approvedTools, toolPolicies } = approvalOf(server, tools, policies);
     const updated = await this.#store.approve(server.id, { approvedTools, approvedToolsHash: hash, toolPolicies });
     if (updated === null) throw new Error('The tool server no longer exists');
     this.#server = updated;
@@ -805,131 +473,6 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
   async #contextToken(ctx: InvocationContext): Promise<string | null> {
     const key = await this.#store.contextKey(this.serverId);
     if (key === null || key.length < 32) return null;
-    const now = Math.floor(this.#now() / 1000);
-    const claims: Omit<InvocationClaims, 'iss' | 'aud' | 'iat' | 'exp' | 'jti'> = {
-      bot_id: ctx.botId,
-      room_token: ctx.roomToken,
-      thread_id: ctx.threadId,
-      message_id: ctx.messageId,
-      uid: ctx.user?.uid ?? null,
-      actor_kind: ctx.actorKind,
-    };
-    return new SignJWT(claims)
-      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
-      .setIssuer(CONTEXT_ISSUER)
-      .setAudience(this.id)
-      .setIssuedAt(now)
-      .setExpirationTime(now + CONTEXT_TOKEN_TTL_SECONDS)
-      .setJti(randomUUID())
-      .sign(key);
-  }
-}
-
-export interface McpProviderManagerOptions {
-  registry: ToolRegistry;
-  store: McpServerStore;
-  logger: Logger;
-  fetch?: FetchLike;
-  now?: () => number;
-  connection?: McpProviderOptions['connection'];
-  onToolsChanged?: McpProviderOptions['onToolsChanged'];
-  isTainted?: McpProviderOptions['isTainted'];
-}
-
-/**
- * Keeps one registered provider per stored server; call sync() after every admin change.
- * Once it has the confirmation service, its providers ask for confirmations themselves, so the
- * agent lets their calls through (it is then a SelfConfirmingProvider).
- */
-export class McpProviderManager {
-  readonly #options: McpProviderManagerOptions;
-  readonly #providers = new Map<string, McpProvider>();
-  #confirmations: McpConfirmations | null = null;
-  #agentProfiles: McpAgentProfiles | null = null;
-  /** Server ids with a registered executor; it outlives a provider rebuilt for a new URL. */
-  readonly #executors = new Set<string>();
-
-  constructor(options: McpProviderManagerOptions) {
-    this.#options = options;
-  }
-
-  provider(serverId: string): McpProvider | undefined {
-    return this.#providers.get(serverId);
-  }
-
-  /** Lets every provider, now and later, store calls that wait for a confirmation and run them once confirmed. */
-  useConfirmations(confirmations: McpConfirmations): void {
-    this.#confirmations = confirmations;
-    for (const [id, provider] of this.#providers) {
-      provider.useConfirmations(confirmations);
-      this.#registerExecutor(id);
-    }
-  }
-
-  /** Lets every provider, now and later, present agent profile credentials and re-check confirmed agent-mode calls. */
-  useAgentProfiles(agentProfiles: McpAgentProfiles): void {
-    this.#agentProfiles = agentProfiles;
-    for (const provider of this.#providers.values()) provider.useAgentProfiles(agentProfiles);
-  }
-
-  /** Whether one of the providers runs `name` with its own confirmation workflow. */
-  providesTool(name: string): boolean {
-    if (this.#confirmations === null) return false;
-    for (const provider of this.#providers.values()) if (provider.confirms && provider.providesTool(name)) return true;
-    return false;
-  }
-
-  async sync(): Promise<void> {
-    const servers = await this.#options.store.list();
-    const seen = new Set<string>();
-    for (const server of servers) {
-      seen.add(server.id);
-      const existing = this.#providers.get(server.id);
-      if (existing && existing.server.url === server.url && existing.server.name === server.name) {
-        existing.setServer(server);
-        continue;
-      }
-      if (existing) await this.#remove(server.id, existing);
-      const provider = new McpProvider({
-        server,
-        store: this.#options.store,
-        logger: this.#options.logger,
-        ...(this.#options.fetch ? { fetch: this.#options.fetch } : {}),
-        ...(this.#options.now ? { now: this.#options.now } : {}),
-        ...(this.#options.connection ? { connection: this.#options.connection } : {}),
-        ...(this.#options.onToolsChanged ? { onToolsChanged: this.#options.onToolsChanged } : {}),
-        ...(this.#options.isTainted ? { isTainted: this.#options.isTainted } : {}),
-        confirmations: this.#confirmations,
-        agentProfiles: this.#agentProfiles,
-      });
-      this.#options.registry.register(provider, TIER);
-      this.#providers.set(server.id, provider);
-      this.#registerExecutor(server.id);
-    }
-    for (const [id, provider] of [...this.#providers]) if (!seen.has(id)) await this.#remove(id, provider);
-  }
-
-  async close(): Promise<void> {
-    for (const [id, provider] of [...this.#providers]) await this.#remove(id, provider);
-  }
-
-  /** One executor per server id, delegating to its current provider (the service keeps executors for good). */
-  #registerExecutor(serverId: string): void {
-    if (this.#confirmations === null || this.#executors.has(serverId)) return;
-    this.#executors.add(serverId);
-    this.#confirmations.registerExecutor({
-      id: `mcp:${serverId}`,
-      executeConfirmed: async (action, user) => {
-        const provider = this.#providers.get(serverId);
-        if (provider === undefined) return errorResult('ERROR: The tool server that prepared this call is no longer registered. Nothing was done.');
-        return provider.executeConfirmed(action, user);
-      },
-    });
-  }
-
-  async #remove(id: string, provider: McpProvider): Promise<void> {
-    this.#options.registry.unregister(provider.id);
-    this.#providers.delete(id);
-    await provider.close();
+    return signContextToken(key, this.id, ctx, this.#now());
   }
 }

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { canonicalJson } from '../../lib/validation/canonical-json.ts';
 import { actionHash } from '../../lib/confirmations/canonical.ts';
-import { toolHash, toolListHash } from '../../lib/mcp/mcp-provider.ts';
+import { toolHash, toolListHash } from '../../lib/mcp/mcp-tool-review.ts';
 
 test('RFC 8785 section 3.2.3 example: sorted keys, ES number form, minimal string escapes', () => {
   const input = JSON.parse(
