@@ -17,7 +17,7 @@ import { TurnTaint } from '../lib/agent/confirmation.ts';
 import type { ReplySink } from '../lib/agent/reply-sink.ts';
 import type { ChatCompletionResult, ChatRequest, StreamEvent } from '../lib/llm/chat-client.ts';
 import { createLogger } from '../lib/log/logger.ts';
-import { McpProviderManager } from '../lib/mcp/mcp-provider.ts';
+import { McpProviderManager } from '../lib/mcp/mcp-provider-manager.ts';
 import { McpServerStore } from '../lib/mcp/mcp-server-store.ts';
 import { issueFromConfirmedTalkAuthor } from '../lib/nextcloud/identity.ts';
 import { readPolicy, searchPolicy } from '../lib/tools/tool-policy.ts';

@@ -35,7 +35,7 @@ import { ModelCatalog } from './llm/model-catalog.ts';
 import { createEgressFetch } from './egress/egress-fetch.ts';
 import { EgressSettingsService } from './egress/egress-settings.ts';
 import { createLogger, type Logger } from './log/logger.ts';
-import { McpProviderManager } from './mcp/mcp-provider.ts';
+import { McpProviderManager } from './mcp/mcp-provider-manager.ts';
 import { McpServerStore } from './mcp/mcp-server-store.ts';
 import { registerSecret } from './log/redact.ts';
 import { NextcloudClient } from './nextcloud/client.ts';

@@ -2,7 +2,7 @@
 // a hash of the arguments (never the arguments) and the outcome. Kept for an admin-set period.
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { canonicalJson } from '../confirmations/canonical.ts';
+import { canonicalJson } from '../validation/canonical-json.ts';
 import { redactString } from '../log/redact.ts';
 import type { Database } from '../storage/schema.ts';
 import type { SettingsStore } from '../storage/settings-store.ts';

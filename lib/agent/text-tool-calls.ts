@@ -4,6 +4,7 @@
 import { coerceValue } from './argument-normalizer.ts';
 import { isPlainObject, schemaProperties, schemaRequired, setOwn } from '../tools/json-schema.ts';
 import type { JsonSchema } from '../tools/json-schema.ts';
+import { type Span, STRAY_CLOSE_RE, decodeXmlEntities, parseJson, removeSpans, balancedJsonEnd, stripThinkBlocks, findMarkupBlocks } from './tool-markup.ts';
 
 export interface TextToolSpec {
   name: string;
@@ -20,132 +21,11 @@ export interface TextToolCallResult {
   remainingText: string;
 }
 
-interface Span {
-  start: number;
-  end: number;
-}
-
-interface MarkupBlock extends Span {
-  tag: string;
-  inner: string;
-}
-
-type ToolIndex = Map<string, JsonSchema>;
+export type ToolIndex = Map<string, JsonSchema>;
 
 const META_KEYS = new Set(['name', 'tool', 'function', 'parameters', 'arguments', 'id', 'type']);
-const WRAPPER_TAG_RE = /^(?:[a-z0-9_-]+:)?(?:tool_call|function_call)$/i;
-const OPEN_TAG_RE = /<((?:[a-z0-9_-]+:)?(?:tool_call|function_call)|invoke)(?=[\s>/])[^>]*>/gi;
-const STRAY_CLOSE_RE = /<\/(?:(?:[a-z0-9_-]+:)?(?:tool_call|function_call)|invoke)\s*>/gi;
 const MAX_JSON_CANDIDATES = 100;
 const MAX_JSON_DEPTH = 4;
-
-// ---------------------------------------------------------------- helpers
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-function isToolTagName(name: string): boolean {
-  return WRAPPER_TAG_RE.test(name) || name.toLowerCase() === 'invoke';
-}
-
-export function decodeXmlEntities(text: string): string {
-  return text.replace(/&(#x[0-9a-f]+|#\d+|amp|lt|gt|quot|apos);/gi, (whole, entity: string) => {
-    const lower = entity.toLowerCase();
-    if (lower === 'amp') return '&';
-    if (lower === 'lt') return '<';
-    if (lower === 'gt') return '>';
-    if (lower === 'quot') return '"';
-    if (lower === 'apos') return "'";
-    const code = lower.startsWith('#x') ? parseInt(lower.slice(2), 16) : parseInt(lower.slice(1), 10);
-    if (!Number.isFinite(code) || code < 1 || code > 0x10ffff || (code >= 0xd800 && code <= 0xdfff)) return whole;
-    return String.fromCodePoint(code);
-  });
-}
-
-function parseJson(text: string): { ok: true; value: unknown } | { ok: false } {
-  try {
-    return { ok: true, value: JSON.parse(text) as unknown };
-  } catch {
-    return { ok: false };
-  }
-}
-
-function removeSpans(text: string, spans: Span[]): string {
-  const sorted = [...spans].sort((a, b) => a.start - b.start);
-  let out = '';
-  let pos = 0;
-  for (const span of sorted) {
-    if (span.start < pos) continue;
-    out += text.slice(pos, span.start);
-    pos = span.end;
-  }
-  return out + text.slice(pos);
-}
-
-/** Index just past the JSON value that opens at `start`, or -1 if it never closes. */
-export function balancedJsonEnd(text: string, start: number): number {
-  const open = text[start];
-  if (open !== '{' && open !== '[') return -1;
-  const stack: string[] = [];
-  let inString = false;
-  for (let i = start; i < text.length; i++) {
-    const ch = text[i];
-    if (inString) {
-      if (ch === '\\') i++;
-      else if (ch === '"') inString = false;
-      continue;
-    }
-    if (ch === '"') inString = true;
-    else if (ch === '{') stack.push('}');
-    else if (ch === '[') stack.push(']');
-    else if (ch === '}' || ch === ']') {
-      if (stack.pop() !== ch) return -1;
-      if (stack.length === 0) return i + 1;
-    }
-  }
-  return -1;
-}
-
-// ---------------------------------------------------------------- think blocks and markup
-
-// Blocks from an opening tag to its closing tag, or to the end when it never closes.
-function cutTagBlocks(text: string, openRe: RegExp, closeFor: (tag: string) => RegExp): MarkupBlock[] {
-  const blocks: MarkupBlock[] = [];
-  const open = new RegExp(openRe.source, 'gi');
-  let match: RegExpExecArray | null;
-  while ((match = open.exec(text)) !== null) {
-    const tag = match[1] ?? '';
-    const innerStart = match.index + match[0].length;
-    const close = closeFor(tag);
-    close.lastIndex = innerStart;
-    const closing = close.exec(text);
-    if (closing === null) {
-      blocks.push({ start: match.index, end: text.length, tag, inner: text.slice(innerStart) });
-      break;
-    }
-    blocks.push({ start: match.index, end: closing.index + closing[0].length, tag, inner: text.slice(innerStart, closing.index) });
-    open.lastIndex = closing.index + closing[0].length;
-  }
-  return blocks;
-}
-
-/** Removes `<think>` blocks: closed ones, an unclosed one to the end, and stray tags. */
-export function stripThinkBlocks(text: string): string {
-  if (typeof text !== 'string' || text === '') return '';
-  const blocks = cutTagBlocks(text, /<(think)\b[^>]*>/, () => /<\/think\s*>/gi);
-  return removeSpans(text, blocks).replace(/<\/?think\b[^>]*>/gi, '');
-}
-
-function findMarkupBlocks(text: string): MarkupBlock[] {
-  return cutTagBlocks(text, OPEN_TAG_RE, (tag) => new RegExp(`</${escapeRegExp(tag)}\\s*>`, 'gi'));
-}
-
-/** Removes tool-call markup: wrapper and `<invoke>` blocks (closed or running to the end) and stray closers. */
-export function stripToolCallMarkup(text: string): string {
-  if (typeof text !== 'string' || text === '') return '';
-  return removeSpans(text, findMarkupBlocks(text)).replace(STRAY_CLOSE_RE, '');
-}
 
 // ---------------------------------------------------------------- JSON entries
 
@@ -227,7 +107,7 @@ function callFromEntry(entry: Record<string, unknown>, tools: ToolIndex, minEvid
   return name === null ? null : { name, args: { ...args } };
 }
 
-function callsFromJsonValue(value: unknown, tools: ToolIndex, minEvidence: number, depth = 0): TextToolCall[] {
+export function callsFromJsonValue(value: unknown, tools: ToolIndex, minEvidence: number, depth = 0): TextToolCall[] {
   if (depth > MAX_JSON_DEPTH) return [];
   if (Array.isArray(value)) {
     return value.flatMap((item) => (isPlainObject(item) ? callsFromJsonValue(item, tools, minEvidence, depth + 1) : []));
@@ -242,7 +122,7 @@ function callsFromJsonValue(value: unknown, tools: ToolIndex, minEvidence: numbe
 const CALL_SHAPE_KEYS = ['name', 'tool', 'function', 'arguments', 'parameters', 'tool_calls'];
 
 // Shaped like a call, known tool or not: not something to show the user early.
-function looksLikeCallAttempt(value: unknown): boolean {
+export function looksLikeCallAttempt(value: unknown): boolean {
   const entries = Array.isArray(value) ? value : [value];
   return entries.some((entry) => isPlainObject(entry) && CALL_SHAPE_KEYS.some((key) => key in entry));
 }
@@ -401,7 +281,7 @@ function jsonCalls(text: string, tools: ToolIndex): TextToolCallResult | null {
   return found.length > 0 ? { calls: found, remainingText: removeSpans(text, spans).trim() } : null;
 }
 
-function toolIndex(tools: unknown): ToolIndex {
+export function toolIndex(tools: unknown): ToolIndex {
   const index: ToolIndex = new Map();
   if (!Array.isArray(tools)) return index;
   for (const tool of tools as unknown[]) {
@@ -424,147 +304,4 @@ export function extractTextToolCalls(text: string, tools: ReadonlyArray<TextTool
   if (original === '' || index.size === 0) return { calls: [], remainingText: original };
   const visible = stripThinkBlocks(original);
   return xmlCalls(visible, index) ?? jsonCalls(visible, index) ?? { calls: [], remainingText: original };
-}
-
-// ---------------------------------------------------------------- streaming
-
-const PARTIAL_TAG_LIMIT = 64;
-
-/**
- * Filters one iteration's streamed text. XML tool-call blocks are removed as they
- * arrive, with a tag split across deltas held back until it is complete. A stream
- * whose first visible character is `{` or `[` is held, as it is probably a JSON tool
- * call, until it is clearly not one; otherwise `finish()` returns the held text and
- * the caller, knowing whether a call was parsed, decides whether to show it.
- * Pass the tools to let a complete leading JSON value be judged before the end.
- */
-export class ToolMarkupStreamFilter {
-  #tools: ToolIndex | null;
-  #mode: 'probe' | 'hold' | 'pass' = 'probe';
-  #held = '';
-  #carry = '';
-  #inside: string | null = null;
-  #finished = false;
-  #verdictPending = true;
-  #secondTokenSeen = false;
-
-  constructor(options?: { tools?: ReadonlyArray<TextToolSpec> }) {
-    this.#tools = options?.tools !== undefined ? toolIndex(options.tools) : null;
-  }
-
-  /** True while the stream is held as a possible JSON tool call. */
-  get holding(): boolean {
-    return this.#mode === 'hold';
-  }
-
-  push(delta: string): string {
-    if (this.#finished || typeof delta !== 'string' || delta === '') return '';
-    if (this.#mode === 'pass') return this.#filter(delta, false);
-    this.#held += delta;
-    if (this.#mode === 'probe') {
-      const visible = this.#held.trimStart();
-      if (visible === '') return '';
-      if (!visible.startsWith('{') && !visible.startsWith('[')) return this.#release();
-      this.#mode = 'hold';
-    }
-    // The verdict can only change once a closing bracket or the first token arrives.
-    if (this.#verdictPending && (!this.#secondTokenSeen || /[}\]]/.test(delta))) {
-      if (this.#clearlyNotToolCall()) return this.#release();
-    }
-    return '';
-  }
-
-  finish(): string {
-    if (this.#finished) return '';
-    this.#finished = true;
-    const rest = this.#held;
-    this.#held = '';
-    this.#mode = 'pass';
-    return this.#filter(rest, true);
-  }
-
-  #release(): string {
-    const text = this.#held;
-    this.#held = '';
-    this.#mode = 'pass';
-    return this.#filter(text, false);
-  }
-
-  #clearlyNotToolCall(): boolean {
-    const visible = this.#held.trimStart();
-    const next = visible.slice(1).trimStart();
-    if (next === '') return false;
-    this.#secondTokenSeen = true;
-    if (visible.startsWith('{') && !next.startsWith('"')) return true;
-    if (visible.startsWith('[') && !next.startsWith('{')) return true;
-    const end = balancedJsonEnd(visible, 0);
-    if (end === -1) return false;
-    // The leading value is complete: from here on the answer cannot change.
-    this.#verdictPending = false;
-    const parsed = parseJson(visible.slice(0, end));
-    if (!parsed.ok) return true;
-    if (this.#tools === null || looksLikeCallAttempt(parsed.value)) return false;
-    return callsFromJsonValue(parsed.value, this.#tools, 2).length === 0;
-  }
-
-  #filter(text: string, final: boolean): string {
-    let buf = this.#carry + text;
-    this.#carry = '';
-    let out = '';
-    while (buf !== '') {
-      if (this.#inside !== null) {
-        const close = new RegExp(`</${escapeRegExp(this.#inside)}\\s*>`, 'i').exec(buf);
-        if (close !== null) {
-          buf = buf.slice(close.index + close[0].length);
-          this.#inside = null;
-          continue;
-        }
-        // Keep only what could still become the closing tag.
-        if (!final) this.#carry = buf.slice(-(this.#inside.length + 16));
-        return out;
-      }
-      const scanned = this.#scanOutside(buf, final);
-      out += scanned.visible;
-      if (scanned.rest === null) return out;
-      buf = scanned.rest;
-    }
-    return out;
-  }
-
-  // Emits text up to the next tool tag. rest === null: buffer consumed (or carried).
-  #scanOutside(buf: string, final: boolean): { visible: string; rest: string | null } {
-    let from = 0;
-    while (true) {
-      const lt = buf.indexOf('<', from);
-      if (lt === -1) return { visible: buf, rest: null };
-      const head = /^<(\/?)([A-Za-z0-9_:-]*)/.exec(buf.slice(lt, lt + PARTIAL_TAG_LIMIT + 2));
-      const closing = head?.[1] === '/';
-      const name = head?.[2] ?? '';
-      const afterIndex = lt + (head?.[0].length ?? 1);
-      if (afterIndex >= buf.length) {
-        if (!final && afterIndex - lt <= PARTIAL_TAG_LIMIT) {
-          this.#carry = buf.slice(lt);
-          return { visible: buf.slice(0, lt), rest: null };
-        }
-        return { visible: buf, rest: null };
-      }
-      const after = buf[afterIndex] ?? '';
-      if (name !== '' && isToolTagName(name)) {
-        if (closing) {
-          const gt = buf.indexOf('>', afterIndex);
-          if (gt !== -1 && buf.slice(afterIndex, gt).trim() === '') {
-            return { visible: buf.slice(0, lt), rest: buf.slice(gt + 1) };
-          }
-          if (gt === -1 && !final && /^\s*$/.test(buf.slice(afterIndex))) {
-            this.#carry = buf.slice(lt);
-            return { visible: buf.slice(0, lt), rest: null };
-          }
-        } else if (after === '>' || after === '/' || /\s/.test(after)) {
-          this.#inside = name;
-          return { visible: buf.slice(0, lt), rest: buf.slice(afterIndex) };
-        }
-      }
-      from = lt + 1;
-    }
-  }
 }

@@ -1,10 +1,8 @@
 // Who may publish, submit, review and change a bot, and the transitions personal → draft → pending → approved.
 import type { Kysely } from 'kysely';
-import type { z } from 'zod';
 import { LlmError } from '../llm/model-ref.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
-import { validateQuestionTree, type QuestionTree } from './question-tree.ts';
 import type { Database } from '../storage/schema.ts';
 import { ToolAssignmentError, type AssignmentHooks } from '../tools/tool-assignments.ts';
 import { createInvocationContext } from '../tools/tool-provider.ts';
@@ -16,111 +14,10 @@ import { BotStore, BotValidationError, MENTION_TAKEN, normalizeMention, type Bot
 import { TEAM_MODERATOR_LEVEL, type Memberships, type MembershipService, type TeamMember } from './memberships.ts';
 import type { ToolFamilyGate } from './tool-family-gate.ts';
 import { collectFieldErrors } from '../validation/field-errors.ts';
+import { asObject, configFields, mergeConfig, parseFields, treeFields } from './bot-input.ts';
+import { ALLOW, manageRight, publishRight, reviewRight, scopeOf, type Compositions, type Right, type Scope } from './governance-rights.ts';
+import { canonicalJson } from '../validation/canonical-json.ts';
 
-export interface Scope {
-  visibility: Visibility;
-  groups: string[];
-  teams: string[];
-}
-
-export interface Right {
-  allowed: boolean;
-  /** For teams scopes: which members the bot will serve (S9). */
-  teamMembers: TeamMembers;
-  /** Why not, for people. */
-  reason: string;
-}
-
-/** team id → its members as the acting user sees them (null: not visible). */
-export type Compositions = ReadonlyMap<string, TeamMember[] | null>;
-
-const ALLOW: Right = { allowed: true, teamMembers: 'all', reason: '' };
-const deny = (reason: string): Right => ({ allowed: false, teamMembers: 'direct', reason });
-const REVIEW_WRITES = 'Bots with tools that change data are shared only after a review';
-
-function managesTeam(m: Memberships, teamId: string): boolean {
-  return m.teams.some((t) => t.id === teamId && t.level >= TEAM_MODERATOR_LEVEL);
-}
-
-function directOnly(members: TeamMember[] | null | undefined): boolean {
-  return Array.isArray(members) && members.every((x) => x.kind === 'user');
-}
-
-/**
- * May `m` share a bot with `scope` without review? Admins: every scope.
- * Sub-admins: groups they administer, all of them. Team moderators and above:
- * teams they manage, all of them, and only teams whose members are all direct
- * users (S9). Global: admins. Bots with tools that write: admins only.
- */
-export function publishRight(m: Memberships, scope: Scope, compositions: Compositions, options: { writes: boolean }): Right {
-  if (scope.visibility === 'personal') return ALLOW;
-  if (m.isAdmin) return ALLOW;
-  if (options.writes) return deny(REVIEW_WRITES);
-  switch (scope.visibility) {
-    case 'global':
-      return deny('Only administrators can share a bot with everyone');
-    case 'groups':
-      if (scope.groups.length > 0 && scope.groups.every((g) => m.subAdminGroups.includes(g))) return ALLOW;
-      return deny('Only administrators and the sub-admins of every chosen group can share with these groups');
-    case 'teams':
-      if (scope.teams.length === 0 || !scope.teams.every((t) => managesTeam(m, t))) {
-        return deny('Only moderators of every chosen team can share with these teams');
-      }
-      if (!scope.teams.every((t) => directOnly(compositions.get(t)))) {
-        return deny('A team that contains a group or another team needs a review by an administrator or the sub-admins of its groups');
-      }
-      return { allowed: true, teamMembers: 'direct', reason: '' };
-  }
-}
-
-/**
- * May `m` approve, reject or test a submission whose target is `scope`?
- * Like publishing, plus: a team containing groups (and nothing else but users)
- * can be approved by a sub-admin of every such group (S9); bots with tools
- * that write are reviewed by someone else than their owner (or an admin).
- */
-export function reviewRight(m: Memberships, scope: Scope, compositions: Compositions, options: { writes: boolean; isOwner: boolean }): Right {
-  if (scope.visibility === 'personal') return deny('Personal bots are not reviewed');
-  if (m.isAdmin) return ALLOW;
-  if (options.writes && options.isOwner) return deny('A bot with tools that change data must be reviewed by someone else');
-  switch (scope.visibility) {
-    case 'global':
-      return deny('Only administrators can approve a bot for everyone');
-    case 'groups':
-      if (scope.groups.length > 0 && scope.groups.every((g) => m.subAdminGroups.includes(g))) return ALLOW;
-      return deny('Only administrators and the sub-admins of every chosen group can approve this bot');
-    case 'teams': {
-      if (scope.teams.length === 0) return deny('No team chosen');
-      let members: TeamMembers = 'all';
-      for (const teamId of scope.teams) {
-        const composition = compositions.get(teamId) ?? null;
-        if (managesTeam(m, teamId) && directOnly(composition)) {
-          members = 'direct';
-          continue;
-        }
-        const groups = (composition ?? []).filter((x) => x.kind === 'group').map((x) => x.id);
-        const others = (composition ?? []).some((x) => x.kind === 'other');
-        if (composition !== null && !others && groups.length > 0 && groups.every((g) => m.subAdminGroups.includes(g))) continue;
-        return deny('Only administrators, moderators of teams with direct members only, or the sub-admins of every group in the team can approve this bot');
-      }
-      return { allowed: true, teamMembers: members, reason: '' };
-    }
-  }
-}
-
-/** May `m` manage (edit or delete) a bot living in `scope` that someone else owns? */
-export function manageRight(m: Memberships, scope: Scope): boolean {
-  if (m.isAdmin) return true;
-  if (scope.visibility === 'groups') return scope.groups.length > 0 && scope.groups.every((g) => m.subAdminGroups.includes(g));
-  if (scope.visibility === 'teams') return scope.teams.length > 0 && scope.teams.every((t) => managesTeam(m, t));
-  return false;
-}
-
-export function scopeOf(c: { visibility: Visibility; allowedGroups: string[]; allowedTeams: string[] }): Scope {
-  return { visibility: c.visibility, groups: c.visibility === 'groups' ? c.allowedGroups : [], teams: c.visibility === 'teams' ? c.allowedTeams : [] };
-}
-
-/** Checks tool assignments and tells whether any of them may change data. */
 export interface ToolGate {
   validate(assignments: ReadonlyArray<ToolAssignment>): { ok: true; assignments: ToolAssignment[] } | { ok: false; errors: Record<string, string> };
   writes(assignments: ReadonlyArray<ToolAssignment>, user: ActingUser): Promise<boolean>;
@@ -179,37 +76,6 @@ export interface ReviewView {
   bot: Bot;
   target: BotConfig;
   isUpdate: boolean;
-}
-
-function asObject(input: unknown, fields: Record<string, string>): Record<string, unknown> {
-  if (typeof input === 'object' && input !== null && !Array.isArray(input)) return input as Record<string, unknown>;
-  fields.input = 'Must be a JSON object';
-  return {};
-}
-
-/** Each field on its own, so that one bad field does not hide the problems of the others. */
-function parseFields<S extends z.ZodRawShape>(shape: S, raw: Record<string, unknown>, fields: Record<string, string>): { [K in keyof S]?: z.output<S[K]> } {
-  const out: Record<string, unknown> = {};
-  for (const [key, schema] of Object.entries(shape)) {
-    const result = (schema as z.ZodType).safeParse(raw[key]);
-    if (result.success) {
-      if (result.data !== undefined) out[key] = result.data;
-      continue;
-    }
-    for (const issue of result.error.issues) fields[[key, ...issue.path.map(String)].join('.')] ??= issue.message;
-  }
-  return out as { [K in keyof S]?: z.output<S[K]> };
-}
-
-/** The checked (normalised) tree; errors go to `fields`. */
-function treeFields(value: unknown, fields: Record<string, string>): QuestionTree | null {
-  if (value === null || value === undefined) return null;
-  const result = validateQuestionTree(value);
-  if (result.ok) return result.tree;
-  const first = Object.entries(result.errors)[0];
-  fields.onboardingQuestions = first ? `${first[0] || 'tree'}: ${first[1]}` : 'Invalid question tree';
-  for (const [path, message] of Object.entries(result.errors)) if (path !== '') fields[`onboardingQuestions.${path}`] = message;
-  return null;
 }
 
 /**
@@ -366,7 +232,7 @@ export class Governance {
     this.#checkScope(target, m, widensToGlobal, fields);
     if (Object.keys(fields).length > 0) throw new BotValidationError(fields);
     const activeChange = body.active;
-    if (canonical(target) === canonical(working)) {
+    if (canonicalJson(target) === canonicalJson(working)) {
       // Nothing under review changed (e.g. only switched on or off): no new version, no review.
       if (activeChange === undefined || activeChange === bot.active) return bot;
       return (await new BotStore(this.#db, () => Math.max(this.#now(), bot.updatedAt + 1)).update(bot.id, { active: activeChange })) ?? bot;
@@ -599,13 +465,6 @@ export class Governance {
   }
 }
 
-/** JSON with sorted keys, to compare configurations. */
-function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v !== null && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b))) : v,
-  );
-}
-
 const CLEARED: Partial<BotState> = {
   approvalStatus: 'personal',
   teamMembers: 'direct',
@@ -618,37 +477,3 @@ const CLEARED: Partial<BotState> = {
   testerUid: null,
   questionnaire: null,
 };
-
-function mergeConfig(base: BotConfig, body: BotUpdateBody, tools: ToolAssignment[], tree: QuestionTree | null | undefined): BotConfig {
-  return {
-    displayName: body.displayName ?? base.displayName,
-    description: body.description ?? base.description,
-    systemPrompt: body.systemPrompt ?? base.systemPrompt,
-    model: body.model !== undefined ? body.model : base.model,
-    temperature: body.temperature !== undefined ? body.temperature : base.temperature,
-    visibility: body.visibility ?? base.visibility,
-    allowedGroups: body.allowedGroups ?? base.allowedGroups,
-    allowedTeams: body.allowedTeams ?? base.allowedTeams,
-    knowledgeEnabled: body.knowledgeEnabled ?? base.knowledgeEnabled,
-    guestsAllowed: body.guestsAllowed ?? base.guestsAllowed,
-    onboardingQuestions: tree !== undefined ? tree : base.onboardingQuestions,
-    tools,
-  };
-}
-
-/** The stored bot fields of a configuration (tools live in bot_tools). */
-function configFields(c: BotConfig) {
-  return {
-    displayName: c.displayName,
-    description: c.description,
-    systemPrompt: c.systemPrompt,
-    model: c.model,
-    temperature: c.temperature,
-    visibility: c.visibility,
-    allowedGroups: c.allowedGroups,
-    allowedTeams: c.allowedTeams,
-    knowledgeEnabled: c.knowledgeEnabled,
-    guestsAllowed: c.guestsAllowed,
-    onboardingQuestions: c.onboardingQuestions,
-  };
-}

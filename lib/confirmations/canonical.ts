@@ -1,29 +1,6 @@
 // One byte-exact form per action, so the hash names exactly what will run.
 import { createHash } from 'node:crypto';
-
-function normalize(value: unknown, depth: number): unknown {
-  if (depth > 32) throw new TypeError('canonical JSON: nested too deeply');
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return value;
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw new TypeError('canonical JSON: numbers must be finite');
-    return value;
-  }
-  if (Array.isArray(value)) return value.map((v) => normalize(v === undefined ? null : v, depth + 1));
-  if (typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value as object).sort()) {
-      const v = (value as Record<string, unknown>)[key];
-      if (v !== undefined) out[key] = normalize(v, depth + 1);
-    }
-    return out;
-  }
-  throw new TypeError(`canonical JSON: ${typeof value} is not allowed`);
-}
-
-/** JSON with sorted keys and without undefined members. */
-export function canonicalJson(value: unknown): string {
-  return JSON.stringify(normalize(value, 0));
-}
+import { canonicalJson } from '../validation/canonical-json.ts';
 
 export interface CanonicalAction {
   userUid: string;

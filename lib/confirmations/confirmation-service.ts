@@ -13,7 +13,8 @@ import { findBotMentions } from '../router/mention-detector.ts';
 import type { Database } from '../storage/schema.ts';
 import type { ParsedMessage } from '../talk/message-parser.ts';
 import type { InvocationContext, ToolResult } from '../tools/tool-provider.ts';
-import { actionHash, canonicalJson } from './canonical.ts';
+import { actionHash } from './canonical.ts';
+import { canonicalJson } from '../validation/canonical-json.ts';
 import { ConfirmationStore, type ConfirmationRow } from './confirmation-store.ts';
 import { confirmationTexts, type ConfirmationTexts } from './confirmation-texts.ts';
 

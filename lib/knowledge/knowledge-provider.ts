@@ -21,7 +21,7 @@ import type { KnowledgeSettingsService } from './knowledge-settings.ts';
 import type { SpeechClient, VisionClient } from './media-clients.ts';
 import type { FileAccess } from './nextcloud-files.ts';
 import type { RoomItemKind, RoomKnowledge } from './room-knowledge.ts';
-import { botScope } from './sources.ts';
+import { botScope } from './source-model.ts';
 import type { SearchHit, VectorIndex } from './vector-index.ts';
 
 export const RAG_SEARCH = 'rag_search_documents';

@@ -5,57 +5,22 @@
 // re-processed file replaces its chunks instead of adding to them.
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { EgressError, fetchBytes, type EgressFetch } from '../egress/egress-fetch.ts';
+import { fetchBytes, type EgressFetch } from '../egress/egress-fetch.ts';
 import type { Logger } from '../log/logger.ts';
-import { NextcloudAuthError, NextcloudForbiddenError, NextcloudNotFoundError, NextcloudError } from '../nextcloud/errors.ts';
+import { NextcloudAuthError, NextcloudForbiddenError } from '../nextcloud/errors.ts';
 import { issueForStoredPrincipal, type ActingUser } from '../nextcloud/identity.ts';
 import type { Database } from '../storage/schema.ts';
 import { chunkText } from './chunker.ts';
-import { EmbeddingError, type EmbeddingsClient } from './embeddings.ts';
+import { type EmbeddingsClient } from './embeddings.ts';
 import { ExtractionError } from './extract/types.ts';
 import type { Extractor } from './extract/extractor.ts';
 import type { Job, KnowledgeJobQueue } from './ingestion-jobs.ts';
 import { RetryableJobError } from './ingestion-jobs.ts';
 import type { KnowledgeSettingsService } from './knowledge-settings.ts';
-import type { KnowledgeSourcesTable, SourceKind, SourceStage, SourceStatus } from './knowledge-tables.ts';
-import { FileTooLargeError, ownerMayShare, type FileAccess, type NodeInfo } from './nextcloud-files.ts';
-import type { PartitionScope, VectorIndex } from './vector-index.ts';
-
-export interface SourceFileView {
-  fileKey: string;
-  path: string;
-  status: 'ready' | 'error';
-  error: string | null;
-  chunks: number;
-}
-
-export interface SourceView {
-  id: number;
-  botId: string;
-  ownerUid: string;
-  kind: SourceKind;
-  label: string;
-  fileId: string | null;
-  url: string | null;
-  status: SourceStatus;
-  stage: SourceStage | null;
-  progress: { current: number; total: number; percent: number };
-  message: string | null;
-  files: number;
-  errors: number;
-  chunks: number;
-  embeddingModel: string | null;
-  lastIndexedAt: number | null;
-}
-
-export class SourceError extends Error {
-  override name = 'SourceError';
-  readonly status: number;
-  constructor(status: number, message: string) {
-    super(message);
-    this.status = status;
-  }
-}
+import type { SourceKind, SourceStage } from './knowledge-tables.ts';
+import { ownerMayShare, type FileAccess, type NodeInfo } from './nextcloud-files.ts';
+import type { VectorIndex } from './vector-index.ts';
+import { SourceError, botScope, isTransient, normalizeSourceUrl, sourceGroup, view, type SourceFileView, type SourceRow, type SourceView } from './source-model.ts';
 
 export interface SourcesOptions {
   db: Kysely<Database>;
@@ -81,8 +46,6 @@ export interface SourcesOptions {
   fileConcurrency?: number;
 }
 
-type SourceRow = KnowledgeSourcesTable & { id: number };
-
 interface Candidate {
   fileKey: string;
   path: string;
@@ -93,61 +56,8 @@ interface Candidate {
 
 const USER_AGENT = 'EducAI-Bot/1.0 (Nextcloud RAG Indexer)';
 
-export function botScope(botId: string): PartitionScope {
-  return { kind: 'bot', botId };
-}
-
-export function sourceGroup(sourceId: number): string {
-  return `src:${sourceId}`;
-}
-
 function sha256(bytes: Uint8Array | string): string {
   return createHash('sha256').update(bytes).digest('hex');
-}
-
-/** http/https only, no credentials, no fragment; the canonical form used for de-duplication. */
-export function normalizeSourceUrl(raw: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw.trim());
-  } catch {
-    throw new SourceError(400, 'the URL is not valid');
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new SourceError(400, 'only http:// and https:// URLs can be added');
-  if (url.username || url.password) throw new SourceError(400, 'URLs with a user name or password are not accepted');
-  if (url.toString().length > 2048) throw new SourceError(400, 'the URL is longer than 2048 characters');
-  url.hash = '';
-  return url.toString();
-}
-
-function view(r: SourceRow): SourceView {
-  const percent = r.status === 'ready' ? 100 : r.progress_total > 0 ? Math.min(99, Math.floor((r.progress_current / r.progress_total) * 100)) : 0;
-  return {
-    id: r.id,
-    botId: r.bot_id,
-    ownerUid: r.owner_uid,
-    kind: r.kind,
-    label: r.label,
-    fileId: r.file_id,
-    url: r.url,
-    status: r.status,
-    stage: r.stage,
-    progress: { current: r.progress_current, total: r.progress_total, percent },
-    message: r.message,
-    files: r.file_count,
-    errors: r.error_count,
-    chunks: r.chunk_count,
-    embeddingModel: r.embedding_model,
-    lastIndexedAt: r.last_indexed_at,
-  };
-}
-
-/** Transient failures retry the job; problems with one file are that file's error. */
-function isTransient(err: unknown): boolean {
-  if (err instanceof EmbeddingError) return err.retryable;
-  if (err instanceof NextcloudError) return !(err instanceof NextcloudNotFoundError || err instanceof NextcloudForbiddenError || err instanceof NextcloudAuthError) && (err.status === 0 || err.status >= 500 || err.status === 429);
-  if (err instanceof EgressError) return err.code === 'timeout' || err.code === 'network' || (err.code === 'http-status' && err.status >= 500);
-  return false;
 }
 
 export class KnowledgeSources {

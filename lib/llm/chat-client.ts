@@ -19,6 +19,8 @@ import { endpointBaseUrl, type ModelCatalog, type ResolvedModel } from './model-
 import { LlmError, LlmNotConfiguredError, ModelNotAllowedError, type EndpointName } from './model-ref.ts';
 
 export { LlmError, LlmNotConfiguredError, ModelNotAllowedError };
+import { LlmAbortedError, LlmTimeoutError, LlmUnavailableError, TRANSIENT_TEXT, fromStatus } from './provider-errors.ts';
+import { buildChatBody } from './chat-request.ts';
 
 export interface ChatMessage {
   role: 'system' | 'user' | 'assistant' | 'tool';
@@ -100,117 +102,6 @@ export function streamPause(active: number, pacingAbove: number, paceMs: number)
   return paceMs * Math.min(4, Math.ceil(active / 250));
 }
 
-// ---- errors ---------------------------------------------------------------
-
-export class LlmTimeoutError extends LlmError {
-  override name = 'LlmTimeoutError';
-  constructor(model: string, cause?: unknown, status?: number) {
-    super(`LLM call to ${model} timed out`, {
-      publicMessage: 'The AI service took too long to answer. Please try again.',
-      code: 'llm_timeout',
-      transient: true,
-      model,
-      cause,
-      ...(status === undefined ? {} : { status }),
-    });
-  }
-}
-
-export class LlmRateLimitError extends LlmError {
-  override name = 'LlmRateLimitError';
-  /** From Retry-After / retry-after-ms, when the provider sent one. */
-  readonly retryAfterSeconds: number | null;
-  /** `retry-after*` and `x-ratelimit-*` response headers, lower-cased. */
-  readonly rateLimitHeaders: Record<string, string>;
-
-  constructor(model: string, headers: Headers | undefined, cause?: unknown) {
-    super(`LLM call to ${model} was rate limited (HTTP 429)`, {
-      publicMessage: 'The AI service is busy right now. Please try again in a moment.',
-      code: 'llm_rate_limited',
-      status: 429,
-      transient: true,
-      model,
-      cause,
-    });
-    this.rateLimitHeaders = {};
-    headers?.forEach((value, name) => {
-      const n = name.toLowerCase();
-      if (n.startsWith('retry-after') || n.startsWith('x-ratelimit-') || n.startsWith('ratelimit')) this.rateLimitHeaders[n] = value;
-    });
-    this.retryAfterSeconds = parseRetryAfter(this.rateLimitHeaders);
-  }
-}
-
-export class LlmAuthError extends LlmError {
-  override name = 'LlmAuthError';
-  constructor(model: string, status: number, cause?: unknown) {
-    super(`LLM call to ${model} was refused (HTTP ${status})`, {
-      publicMessage: 'The AI service refused the request. Please ask your administrator to check the AI configuration.',
-      code: 'llm_auth',
-      status,
-      model,
-      cause,
-    });
-  }
-}
-
-export class LlmBadRequestError extends LlmError {
-  override name = 'LlmBadRequestError';
-  constructor(model: string, status: number, cause?: unknown) {
-    super(`LLM call to ${model} was rejected as invalid (HTTP ${status})`, {
-      publicMessage: 'The AI service could not process this request.',
-      code: 'llm_bad_request',
-      status,
-      model,
-      cause,
-    });
-  }
-}
-
-export class LlmUnavailableError extends LlmError {
-  override name = 'LlmUnavailableError';
-  constructor(model: string, detail: string, options: { status?: number; transient?: boolean; cause?: unknown } = {}) {
-    super(`LLM call to ${model} failed: ${detail}`, {
-      publicMessage: 'The AI service is not available right now. Please try again later.',
-      code: 'llm_unavailable',
-      transient: options.transient ?? true,
-      model,
-      cause: options.cause,
-      ...(options.status === undefined ? {} : { status: options.status }),
-    });
-  }
-}
-
-export class LlmAbortedError extends LlmError {
-  override name = 'LlmAbortedError';
-  constructor(model: string) {
-    super(`LLM call to ${model} was aborted`, { publicMessage: 'The request was cancelled.', code: 'llm_aborted', model });
-  }
-}
-
-function parseRetryAfter(headers: Record<string, string>): number | null {
-  const ms = headers['retry-after-ms'];
-  if (ms !== undefined && Number.isFinite(Number(ms))) return Math.max(0, Number(ms) / 1000);
-  const ra = headers['retry-after'];
-  if (ra === undefined) return null;
-  if (/^\d+(\.\d+)?$/.test(ra.trim())) return Number(ra);
-  const date = Date.parse(ra);
-  return Number.isNaN(date) ? null : Math.max(0, Math.ceil((date - Date.now()) / 1000));
-}
-
-// Status-less provider errors (an `error` event inside a stream) that are worth the fallback.
-const TRANSIENT_TEXT = /timeout|timed out|connection|dns|ssl|not found|model_not_found|no (healthy )?deployments|overloaded|service unavailable|bad gateway|gateway timeout|try again in/i;
-
-/** The error for an HTTP status, from the SDK's APIError or our own stream request. */
-function fromStatus(status: number, headers: Headers | undefined, model: string, err: unknown): LlmError {
-  if (status === 401 || status === 403) return new LlmAuthError(model, status, err);
-  if (status === 400 || status === 422) return new LlmBadRequestError(model, status, err);
-  if (status === 429) return new LlmRateLimitError(model, headers, err);
-  if (status === 408) return new LlmTimeoutError(model, err, status);
-  if (status === 404 || status === 409 || status >= 500) return new LlmUnavailableError(model, `HTTP ${status}`, { status, cause: err });
-  return new LlmUnavailableError(model, `HTTP ${status}`, { status, transient: false, cause: err });
-}
-
 /** Maps whatever the SDK or fetch threw to one LlmError. Abort first: the caller's signal wins over everything. */
 export function toLlmError(err: unknown, model: string, userSignal?: AbortSignal, deadline?: AbortSignal): LlmError {
   if (err instanceof LlmError) return err;
@@ -226,96 +117,6 @@ export function toLlmError(err: unknown, model: string, userSignal?: AbortSignal
   }
   // Dropped connections (TypeError "terminated"), refused connects, malformed SSE.
   return new LlmUnavailableError(model, 'connection failed', { cause: err });
-}
-
-// ---- request preparation ----------------------------------------------------
-
-const GPT5 = /(^|\/)gpt-5([.-]|$)/i;
-
-export function isGpt5Family(modelId: string): boolean {
-  return GPT5.test(modelId);
-}
-
-/** Replaces lone surrogates everywhere, so the JSON body is valid UTF-8. */
-export function wellFormedDeep<T>(value: T): T {
-  if (typeof value === 'string') return value.toWellFormed() as T;
-  if (Array.isArray(value)) return value.map((v) => wellFormedDeep(v)) as T;
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) if (v !== undefined) out[k.toWellFormed()] = wellFormedDeep(v);
-    return out as T;
-  }
-  return value;
-}
-
-function textOf(content: ChatMessage['content']): string {
-  if (content === null) return '';
-  if (typeof content === 'string') return content;
-  return content
-    .map((part) => (typeof part === 'object' && part !== null && typeof (part as { text?: unknown }).text === 'string' ? (part as { text: string }).text : ''))
-    .filter((t) => t !== '')
-    .join('\n\n');
-}
-
-function asParts(content: ChatMessage['content']): unknown[] {
-  if (Array.isArray(content)) return content;
-  return content ? [{ type: 'text', text: content }] : [];
-}
-
-function mergeContent(a: ChatMessage['content'], b: ChatMessage['content']): ChatMessage['content'] {
-  if (Array.isArray(a) || Array.isArray(b)) return [...asParts(a), ...asParts(b)];
-  return [a ?? '', b ?? ''].filter((t) => t !== '').join('\n\n');
-}
-
-function mergeable(m: ChatMessage): boolean {
-  return (m.role === 'user' || m.role === 'assistant') && !(m.tool_calls && m.tool_calls.length > 0);
-}
-
-/**
- * Upstream's message rules: the leading system messages become one system
- * prompt; later `system` messages become `user`; consecutive user (or
- * assistant) messages merge with a blank line; a history that starts with the
- * assistant gets an empty user message first; strings become well-formed.
- */
-export function prepareMessages(messages: ChatMessage[]): ChatMessage[] {
-  let i = 0;
-  const system: string[] = [];
-  while (i < messages.length && messages[i]?.role === 'system') {
-    const text = textOf(messages[i]?.content ?? null);
-    if (text !== '') system.push(text);
-    i++;
-  }
-  const out: ChatMessage[] = [];
-  for (const original of messages.slice(i)) {
-    const m: ChatMessage = { ...original, role: original.role === 'system' ? 'user' : original.role };
-    const prev = out.at(-1);
-    if (prev && prev.role === m.role && mergeable(prev) && mergeable(m) && prev.name === m.name) {
-      prev.content = mergeContent(prev.content, m.content);
-      continue;
-    }
-    out.push(m);
-  }
-  if (out[0]?.role === 'assistant') out.unshift({ role: 'user', content: '' });
-  if (system.length > 0) out.unshift({ role: 'system', content: system.join('\n\n') });
-  return wellFormedDeep(out);
-}
-
-/** The JSON body (without `stream`) for one model. */
-export function buildChatBody(model: ResolvedModel, req: ChatRequest, settings: LlmSettings): Record<string, unknown> {
-  const body: Record<string, unknown> = { model: model.id, messages: prepareMessages(req.messages) };
-  const maxTokens = req.maxTokens ?? settings.maxTokens;
-  if (isGpt5Family(model.id)) {
-    body.max_completion_tokens = maxTokens;
-  } else {
-    body.max_tokens = maxTokens;
-    const temperature = req.temperature === undefined ? settings.defaultTemperature : req.temperature;
-    if (temperature !== null) body.temperature = temperature;
-  }
-  if (req.tools && req.tools.length > 0) {
-    body.tools = wellFormedDeep(req.tools);
-    if (req.toolChoice !== undefined && req.toolChoice !== 'auto') body.tool_choice = wellFormedDeep(req.toolChoice);
-  }
-  return body;
 }
 
 function usageOf(u: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | null | undefined): TokenUsage | null {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BotStore } from '../../lib/bots/bot-store.ts';
-import { GovernanceError, manageRight, publishRight, reviewRight, type Scope } from '../../lib/bots/governance.ts';
+import { GovernanceError } from '../../lib/bots/governance.ts';
+import { manageRight, publishRight, reviewRight, type Scope } from '../../lib/bots/governance-rights.ts';
 import type { Memberships, TeamMember } from '../../lib/bots/memberships.ts';
 import { ConversationMemory } from '../../lib/conversation/memory.ts';
 import { issueFromConfirmedTalkAuthor } from '../../lib/nextcloud/identity.ts';

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { issueForStoredPrincipal } from '../../lib/nextcloud/identity.ts';
 import { createInvocationContext, type ToolResult } from '../../lib/tools/tool-provider.ts';
 import type { KnowledgeModule } from '../../lib/knowledge/knowledge-module.ts';
-import { SourceError } from '../../lib/knowledge/sources.ts';
+import { SourceError } from '../../lib/knowledge/source-model.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.ts';
 import { FakeKnowledgeEndpoints } from '../fakes/openai/fake-knowledge-endpoints.ts';
 import { makeDocx, makePdf } from './helpers/documents.ts';

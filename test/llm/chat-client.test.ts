@@ -1,23 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import {
-  buildChatBody,
-  ChatClient,
-  isGpt5Family,
-  LlmAbortedError,
-  LlmAuthError,
-  LlmBadRequestError,
-  LlmError,
-  LlmNotConfiguredError,
-  LlmRateLimitError,
-  LlmTimeoutError,
-  LlmUnavailableError,
-  ModelNotAllowedError,
-  prepareMessages,
-  type ChatMessage,
-  type ChatRequest,
-  type StreamEvent,
-} from '../../lib/llm/chat-client.ts';
+import { buildChatBody, isGpt5Family, prepareMessages } from '../../lib/llm/chat-request.ts';
+import { ChatClient, LlmError, LlmNotConfiguredError, ModelNotAllowedError, type ChatMessage, type ChatRequest, type StreamEvent } from '../../lib/llm/chat-client.ts';
+import { LlmAbortedError, LlmAuthError, LlmBadRequestError, LlmRateLimitError, LlmTimeoutError, LlmUnavailableError } from '../../lib/llm/provider-errors.ts';
 import { LLM_DEFAULTS, LlmSettingsService, type LlmSettings } from '../../lib/llm/llm-settings.ts';
 import { ModelCatalog } from '../../lib/llm/model-catalog.ts';
 import { SettingsStore } from '../../lib/storage/settings-store.ts';

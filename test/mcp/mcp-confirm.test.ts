@@ -8,7 +8,10 @@ import type { ConfirmationExecutor } from '../../lib/confirmations/confirmation-
 import { createLogger } from '../../lib/log/logger.ts';
 import { McpConnection } from '../../lib/mcp/mcp-connection.ts';
 import { describeCall } from '../../lib/mcp/mcp-confirmation.ts';
-import { CONTEXT_META_KEY, McpProvider, McpProviderManager, toolHash, type McpConfirmations } from '../../lib/mcp/mcp-provider.ts';
+import { CONTEXT_META_KEY, type McpConfirmations } from '../../lib/mcp/mcp-provider-types.ts';
+import { McpProvider } from '../../lib/mcp/mcp-provider.ts';
+import { McpProviderManager } from '../../lib/mcp/mcp-provider-manager.ts';
+import { toolHash } from '../../lib/mcp/mcp-tool-review.ts';
 import { McpServerStore, type McpToolPolicyName } from '../../lib/mcp/mcp-server-store.ts';
 import { effectiveToolRule } from '../../lib/mcp/mcp-tool-rules.ts';
 import { issueFromConfirmedTalkAuthor } from '../../lib/nextcloud/identity.ts';

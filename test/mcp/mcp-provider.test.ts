@@ -4,15 +4,11 @@ import { after, before, describe, it } from 'node:test';
 import { jwtVerify, decodeProtectedHeader } from 'jose';
 import { z } from 'zod';
 import { createLogger } from '../../lib/log/logger.ts';
-import {
-  CONFIG_META_KEY,
-  CONTEXT_META_KEY,
-  McpApprovalConflictError,
-  McpProvider,
-  McpProviderManager,
-  compileConfigSchema,
-  toolListHash,
-} from '../../lib/mcp/mcp-provider.ts';
+import { CONFIG_META_KEY, CONTEXT_META_KEY, McpApprovalConflictError } from '../../lib/mcp/mcp-provider-types.ts';
+import { McpProvider } from '../../lib/mcp/mcp-provider.ts';
+import { McpProviderManager } from '../../lib/mcp/mcp-provider-manager.ts';
+import { compileConfigSchema } from '../../lib/mcp/mcp-config-schema.ts';
+import { toolListHash } from '../../lib/mcp/mcp-tool-review.ts';
 import { McpServerStore, toPublic, type McpServerInput } from '../../lib/mcp/mcp-server-store.ts';
 import { issueFromConfirmedTalkAuthor } from '../../lib/nextcloud/identity.ts';
 import { createInvocationContext, type InvocationContext, type ToolResult } from '../../lib/tools/tool-provider.ts';

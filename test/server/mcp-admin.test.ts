@@ -8,7 +8,7 @@ import request from 'supertest';
 import { z } from 'zod';
 import { AdminCheck } from '../../lib/appapi/admin-check.ts';
 import { createLogger } from '../../lib/log/logger.ts';
-import { McpProviderManager } from '../../lib/mcp/mcp-provider.ts';
+import { McpProviderManager } from '../../lib/mcp/mcp-provider-manager.ts';
 import { McpServerStore } from '../../lib/mcp/mcp-server-store.ts';
 import { NextcloudClient } from '../../lib/nextcloud/client.ts';
 import { createApp } from '../../lib/server/app.ts';

@@ -9,7 +9,7 @@ import { botIdParams } from '../../bots/bot-schemas.ts';
 import type { Bot } from '../../bots/bot-store.ts';
 import { GovernanceError } from '../../bots/governance.ts';
 import type { KnowledgeModule } from '../../knowledge/knowledge-module.ts';
-import { SourceError, type SourceView } from '../../knowledge/sources.ts';
+import { SourceError, type SourceView } from '../../knowledge/source-model.ts';
 import type { Logger } from '../../log/logger.ts';
 import { NextcloudForbiddenError, UnsafeRequestError } from '../../nextcloud/errors.ts';
 import type { ActingUser } from '../../nextcloud/identity.ts';

@@ -4,7 +4,9 @@ import type { AdminCheck } from '../../appapi/admin-check.ts';
 import type { Logger } from '../../log/logger.ts';
 import { EGRESS_REFUSED, isEgressRefusal, McpConnection, McpUnreachableError, type FetchLike } from '../../mcp/mcp-connection.ts';
 import { isMcpError, isStreamableHttpError, MCP_REQUEST_TIMEOUT } from '../../mcp/mcp-sdk.ts';
-import { McpApprovalConflictError, type McpProvider, type McpProviderManager } from '../../mcp/mcp-provider.ts';
+import { McpApprovalConflictError } from '../../mcp/mcp-provider-types.ts';
+import { type McpProvider } from '../../mcp/mcp-provider.ts';
+import { type McpProviderManager } from '../../mcp/mcp-provider-manager.ts';
 import {
   McpServerValidationError,
   toPublic,

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { AdminCheck } from '../../appapi/admin-check.ts';
 import type { Bot, BotStore } from '../../bots/bot-store.ts';
 import type { Logger } from '../../log/logger.ts';
-import type { McpProviderManager } from '../../mcp/mcp-provider.ts';
+import type { McpProviderManager } from '../../mcp/mcp-provider-manager.ts';
 import type { McpServerStore } from '../../mcp/mcp-server-store.ts';
 import { MAX_ASSIGNMENTS_PER_BOT, ToolAssignmentError, type ToolAssignmentStore } from '../../tools/tool-assignments.ts';
 import { TOOL_NAME_PATTERN } from '../../tools/tool-provider.ts';
