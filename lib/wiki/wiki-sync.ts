@@ -1,5 +1,6 @@
 // Keeping index.md current after manual edits (Files, Text, WebDAV, Collectives). NC 29 has no
-// file-event webhooks for ExApps, so a periodic scan compares each registered root's etag
+// file-event webhooks for ExApps (NC 30+ delivers webhook_listeners events: wiki-file-events.ts, which
+// only call `fileEvent()`), so a periodic scan compares each registered root's etag
 // (Nextcloud propagates changes up to the root) with the one recorded at the last sync and
 // schedules a sync when it moved. Syncs are debounced per root: a burst of changes or events
 // leads to one sync. Event sources never wait for a sync, and an event only schedules
@@ -106,6 +107,9 @@ export class WikiScanner {
   readonly #o: WikiScannerOptions;
   #timer: NodeJS.Timeout | null = null;
   #scanning: Promise<number> | null = null;
+  /** An event came while a pass ran, maybe after it read that root: one more pass follows. */
+  #again = false;
+  #stopped = false;
 
   constructor(options: WikiScannerOptions) {
     this.#o = options;
@@ -115,6 +119,10 @@ export class WikiScanner {
   scanOnce(): Promise<number> {
     this.#scanning ??= this.#scan().finally(() => {
       this.#scanning = null;
+      if (this.#again) {
+        this.#again = false;
+        this.fileEvent();
+      }
     });
     return this.#scanning;
   }
@@ -135,8 +143,13 @@ export class WikiScanner {
     return scheduled;
   }
 
-  /** A file event (any source): schedule a scan; nothing from the event is used. */
+  /** A file event (any source): schedule a scan; nothing from the event is used (S16). A burst of events costs at most two passes. */
   fileEvent(): void {
+    if (this.#stopped) return;
+    if (this.#scanning) {
+      this.#again = true;
+      return;
+    }
     void this.scanOnce().catch((err: unknown) => this.#o.logger?.warn({ err }, 'wiki scan after a file event failed'));
   }
 
@@ -147,6 +160,7 @@ export class WikiScanner {
   }
 
   stop(): void {
+    this.#stopped = true;
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
   }
