@@ -3,7 +3,7 @@
 // background job that delivers through AppAPI with the changing user's header and no Content-Type.
 // Off by default, like Nextcloud 29 (which has no such app): its routes then answer 404/998.
 import type { FakeNodeEvent } from './dav-files.ts';
-import { invalidQuery, notLoggedIn, ocsData, ocsFailure } from './ocs.ts';
+import { notLoggedIn, ocsData, ocsFailure } from './ocs.ts';
 import type { FakeReply } from './ocs.ts';
 import type { FakeRoute, RouteContext } from './server.ts';
 import type { UserDirectory } from './users.ts';
@@ -123,7 +123,8 @@ export class FakeWebhookListeners {
       access: 'public',
       csrf: true,
       handle: (ctx, m) => {
-        if (!this.available) return invalidQuery(ctx.version, ctx.format);
+        // As captured on NC 33 with the app disabled: HTTP 404, OCS statuscode 998.
+        if (!this.available) return ocsFailure(ctx.version, ctx.format, 998, 'Invalid query, please check the syntax. API specifications are here: http://www.freedesktop.org/wiki/Specifications/open-collaboration-services.\n');
         if (ctx.user === null) return notLoggedIn(ctx.version, ctx.format);
         if (ctx.user !== '' && !this.#users.isAdmin(ctx.user)) {
           return ocsFailure(ctx.version, ctx.format, 403, 'Logged in account must be an admin, a sub admin or gotten special right to access this setting');
