@@ -27,7 +27,14 @@ export function wikiFileEventsRegistrar(deps: { listeners: WebhookListeners; log
   return {
     name: 'the wiki file events',
     register: async () => {
-      const offered = await deps.listeners.register(WIKI_FILE_LISTENERS);
+      let offered: boolean;
+      try {
+        offered = await deps.listeners.register(WIKI_FILE_LISTENERS);
+      } catch (err) {
+        // Optional: a failure here must not make AppAPI disable the app; the scan covers manual edits.
+        deps.logger.warn({ err }, 'wiki file events could not be registered; index.md follows manual edits through the 60 s scan');
+        return;
+      }
       if (offered) deps.logger.info({ listeners: WIKI_FILE_LISTENERS.length }, 'wiki file events registered with webhook_listeners');
       else deps.logger.info('webhook_listeners is not offered; index.md follows manual edits through the 60 s scan');
     },

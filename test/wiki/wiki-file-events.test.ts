@@ -1,6 +1,7 @@
 // index.md after manual edits on Nextcloud 30+: webhook_listeners file events registered on enable and
 // delivered (as captured in test/fixtures/nextcloud33/webhook-listeners.json) to /wiki_file_events; on
-// Nextcloud 29 (no webhook_listeners) nothing is registered and the periodic scan does the work.
+// Nextcloud 29 (no webhook_listeners) nothing is registered and the periodic scan does the work. A delivery
+// only wakes the scan (S16); forged ones get 401, proxied ones 403 (S3).
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { issueFromConfirmedTalkAuthor } from '../../lib/nextcloud/identity.ts';
@@ -54,6 +55,11 @@ for (const dialect of DIALECTS) {
       const disabled = await h.fetch('/enabled?enabled=0', { method: 'PUT', headers: h.headers('') });
       assert.deepEqual(disabled.json, { error: '' });
       assert.equal(h.nc.webhookListeners.listeners.size, 0);
+      // A failing registration does not fail the enable (AppAPI would disable the app): the scan stays.
+      h.nc.failNext({ method: 'POST', path: /webhook_listeners\/api\/v1\/webhooks$/ }, { status: 500, body: '{"ocs":{"meta":{"status":"failure","statuscode":500,"message":"An internal error occurred"},"data":[]}}' });
+      const despite = await h.fetch('/enabled?enabled=1', { method: 'PUT', headers: h.headers('') });
+      assert.deepEqual(despite.json, { error: '' });
+      assert.ok(h.logLines.some((l) => l.includes('wiki file events could not be registered')));
       await h.fetch('/enabled?enabled=1', { method: 'PUT', headers: h.headers('') });
       assert.equal(h.nc.webhookListeners.listeners.size, 3);
       assert.deepEqual(h.nc.headerViolations, []);
