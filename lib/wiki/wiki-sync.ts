@@ -9,17 +9,22 @@ import type { Logger } from '../log/logger.ts';
 import type { WikiRootStore } from './wiki-roots.ts';
 
 export const DEFAULT_DEBOUNCE_MS = 5_000;
+/** After a file event someone is waiting to see the page listed: a shorter window (Text autosaves at most every 10 s). */
+export const DEFAULT_EVENT_DEBOUNCE_MS = 1_000;
 
 export interface WikiSyncSchedulerOptions {
   /** Syncs one root (by bot id); the module resolves the user, path and guard. */
   sync(botId: string): Promise<void>;
   debounceMs?: number;
+  /** The window for syncs a file event found; default the shorter of 1 s and `debounceMs`. */
+  eventDebounceMs?: number;
   logger?: Logger;
 }
 
 export class WikiSyncScheduler {
   readonly #sync: (botId: string) => Promise<void>;
   readonly #debounceMs: number;
+  readonly #eventDebounceMs: number;
   readonly #logger: Logger | undefined;
   readonly #pending = new Map<string, NodeJS.Timeout>();
   readonly #running = new Map<string, Promise<void>>();
@@ -31,6 +36,7 @@ export class WikiSyncScheduler {
   constructor(options: WikiSyncSchedulerOptions) {
     this.#sync = options.sync;
     this.#debounceMs = options.debounceMs ?? DEFAULT_DEBOUNCE_MS;
+    this.#eventDebounceMs = options.eventDebounceMs ?? Math.min(DEFAULT_EVENT_DEBOUNCE_MS, this.#debounceMs);
     this.#logger = options.logger;
   }
 
@@ -43,8 +49,8 @@ export class WikiSyncScheduler {
     return this.#pending.size;
   }
 
-  /** Schedules one sync of the root within the debounce window; further calls in that window add nothing. */
-  schedule(botId: string): void {
+  /** Schedules one sync of the root within the debounce window (the shorter one after a file event); further calls in that window add nothing. */
+  schedule(botId: string, options: { afterEvent?: boolean } = {}): void {
     if (this.#closed) return;
     if (this.#running.has(botId)) {
       this.#again.add(botId);
@@ -54,7 +60,7 @@ export class WikiSyncScheduler {
     const timer = setTimeout(() => {
       this.#pending.delete(botId);
       void this.#run(botId);
-    }, this.#debounceMs);
+    }, options.afterEvent ? this.#eventDebounceMs : this.#debounceMs);
     timer.unref();
     this.#pending.set(botId, timer);
   }
@@ -116,8 +122,8 @@ export class WikiScanner {
   }
 
   /** One pass; returns how many roots were scheduled. Overlapping calls share the pass. */
-  scanOnce(): Promise<number> {
-    this.#scanning ??= this.#scan().finally(() => {
+  scanOnce(options: { afterEvent?: boolean } = {}): Promise<number> {
+    this.#scanning ??= this.#scan(options.afterEvent === true).finally(() => {
       this.#scanning = null;
       if (this.#again) {
         this.#again = false;
@@ -127,13 +133,13 @@ export class WikiScanner {
     return this.#scanning;
   }
 
-  async #scan(): Promise<number> {
+  async #scan(afterEvent: boolean): Promise<number> {
     let scheduled = 0;
     for (const root of await this.#o.roots.list()) {
       try {
         const etag = await this.#o.etagOf(root.botId);
         if (etag !== null && etag !== root.rootEtag) {
-          this.#o.scheduler.schedule(root.botId);
+          this.#o.scheduler.schedule(root.botId, { afterEvent });
           scheduled++;
         }
       } catch (err) {
@@ -150,7 +156,7 @@ export class WikiScanner {
       this.#again = true;
       return;
     }
-    void this.scanOnce().catch((err: unknown) => this.#o.logger?.warn({ err }, 'wiki scan after a file event failed'));
+    void this.scanOnce({ afterEvent: true }).catch((err: unknown) => this.#o.logger?.warn({ err }, 'wiki scan after a file event failed'));
   }
 
   start(intervalMs: number): void {
