@@ -25,6 +25,7 @@ import { apiDocument } from './server/api-specs.ts';
 import { BotStore } from './bots/bot-store.ts';
 import { createKnowledgeModule, type KnowledgeModule, type KnowledgeModuleOptions } from './knowledge/knowledge-module.ts';
 import { RoomUploads } from './knowledge/room-uploads.ts';
+import { wikiFileEventsRegistrar } from './wiki/wiki-file-events.ts';
 import { createWikiModule, type WikiModule } from './wiki/wiki-module.ts';
 import { knowledgeApiRoutes } from './server/routes/knowledge-api.ts';
 import { ConversationMemory } from './conversation/memory.ts';
@@ -59,6 +60,7 @@ import { toolsApiRoutes } from './server/routes/tools-api.ts';
 import { rateLimitAdminRoutes } from './server/routes/ratelimit-admin.ts';
 import { tracesApiRoutes } from './server/routes/traces-api.ts';
 import { runtimeStatusRoutes } from './server/routes/runtime-status.ts';
+import { wikiFileEventRoutes } from './server/routes/wiki-file-events.ts';
 import { RuntimeMetrics } from './server/runtime-metrics.ts';
 import { ProcessingThread } from './processing/processing-thread.ts';
 import { ConfirmationService } from './confirmations/confirmation-service.ts';
@@ -88,6 +90,7 @@ import { uiRegistrar } from './appapi/ui-registrar.ts';
 import { AdminFormSync } from './appapi/admin-form-sync.ts';
 import { adminForm, personalForm } from './appapi/settings-forms.ts';
 import { settingsRegistrar } from './appapi/settings-registrar.ts';
+import { WebhookListeners } from './appapi/webhook-listeners.ts';
 import { ToolFamilyPreferences } from './appapi/tool-family-preferences.ts';
 import { toolFamilyGate } from './bots/tool-family-gate.ts';
 import { personalSettingsRoutes } from './server/routes/personal-settings.ts';
@@ -155,6 +158,8 @@ export interface ProcessingControl {
   /** Admin changes (models, MCP servers, limits, bots) reach the processing side. */
   settingsChanged(): Promise<void>;
   runtime(seconds: number): Promise<unknown>;
+  /** A webhook_listeners file event: the wiki's scan runs where the Talk worker runs. */
+  wikiFileEvent(): void;
 }
 
 /**
@@ -466,6 +471,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     sharedTalkBotRegistrar(identities, logger),
     uiRegistrar({ nextcloud, exAppDir: options.exAppDir ?? join(REPO_ROOT, 'ex_app'), appVersion: config.appVersion, logger }),
     settingsRegistrar({ nextcloud, forms: () => [adminForm(config.nextcloudUrl), personalForm()], logger, afterRegister: () => adminFormSync.reconcile() }),
+    wikiFileEventsRegistrar({ listeners: new WebhookListeners(nextcloud, config.appId), logger }),
   ];
   const enabled = new EnabledHandler(registrars, logger);
   // Set once the processing control exists (below); values saved in Nextcloud's admin form reach the worker too.
@@ -501,6 +507,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
       if (threadReady) await (await threadReady).settingsChanged();
     },
     runtime: async (seconds) => (threadReady ? (await threadReady).runtime(seconds) : metrics.snapshot(seconds)),
+    wikiFileEvent: () => (threadReady ? void threadReady.then((t) => t.wikiFileEvent(), () => undefined) : wiki.scanner.fileEvent()),
   };
   // After an admin or owner changes configuration, the processing side reloads it.
   const propagateChanges = Router();
@@ -530,6 +537,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
       dedicatedWebhookRoutes({ inbox, index, logger, notify: (row) => processing.notify(row), observe: (ms) => metrics.recordWebhook(ms), alsoRelevant: (room, actor, rawText) =>
           confirmations.mightConcern(room, actor, rawText) || parseConfirmationReply(rawText, { affirmatives: DEFAULT_AFFIRMATIVES, negatives: DEFAULT_NEGATIVES }) !== null,
       }),
+      wikiFileEventRoutes({ onFileEvent: () => processing.wikiFileEvent(), logger }),
       propagateChanges,
       sessionInfoRoutes({ adminCheck, version: config.appVersion }),
       personalSettingsRoutes({ preferences: toolFamilyPreferences, logger }),

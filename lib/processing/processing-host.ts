@@ -29,6 +29,11 @@ export async function hostProcessing(port: Port, build: (refreshHttpIndex: () =>
   });
   port.on('message', (m: unknown) => {
     const message = m as { type?: string; row?: HandedRow };
+    if (message?.type === 'wiki-file-event') {
+      if (application !== null) application.processing.wikiFileEvent();
+      else void ready.then((a) => a.processing.wikiFileEvent());
+      return;
+    }
     if (message?.type !== 'notify') return;
     // Once built, straight through: a notification comes with every accepted webhook.
     if (application !== null) application.processing.notify(message.row);

@@ -63,6 +63,11 @@ export class ProcessingThread {
     this.#worker.postMessage({ type: 'notify', row });
   }
 
+  /** A wiki file event: like notify, fire and forget (the scan it starts needs no answer). */
+  wikiFileEvent(): void {
+    this.#worker.postMessage({ type: 'wiki-file-event' });
+  }
+
   idle(timeoutMs?: number): Promise<void> {
     return this.#rpc.call('idle', timeoutMs);
   }

@@ -32,6 +32,7 @@ export interface WikiModuleOptions {
   logger: Logger;
   now?: () => number;
   debounceMs?: number;
+  eventDebounceMs?: number;
   scanIntervalMs?: number;
 }
 
@@ -92,7 +93,7 @@ export function createWikiModule(o: WikiModuleOptions): WikiModule {
     await service.syncIndex(found.handle);
   }
 
-  const scheduler = new WikiSyncScheduler({ sync: syncRoot, logger: o.logger, ...(o.debounceMs !== undefined ? { debounceMs: o.debounceMs } : {}) });
+  const scheduler = new WikiSyncScheduler({ sync: syncRoot, logger: o.logger, ...(o.debounceMs !== undefined ? { debounceMs: o.debounceMs } : {}), ...(o.eventDebounceMs !== undefined ? { eventDebounceMs: o.eventDebounceMs } : {}) });
   const scanner = new WikiScanner({
     roots,
     scheduler,

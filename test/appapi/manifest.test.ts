@@ -12,7 +12,7 @@ const manifest = readManifest(new URL('../../appinfo/info.xml', import.meta.url)
 const pkg = (await import('../../package.json', { with: { type: 'json' } })).default;
 
 /** Paths AppAPI calls directly; a declared route matching them would let anonymous proxy traffic forge system calls (S3). */
-const SYSTEM_PATHS = ['/heartbeat', '/init', '/enabled', '/enabled?enabled=1', '/talk_bot', '/talk_bot/7', '/HEARTBEAT', '/Init'];
+const SYSTEM_PATHS = ['/heartbeat', '/init', '/enabled', '/enabled?enabled=1', '/talk_bot', '/talk_bot/7', '/wiki_file_events', '/HEARTBEAT', '/Init'];
 
 /** One example per route, and what each must reach. */
 const MUST_MATCH: Array<[string, string]> = [

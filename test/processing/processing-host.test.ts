@@ -14,6 +14,7 @@ function recordingApplication(log: string[]): HostedApplication {
     processQueueNow: async () => ({ processed: 0, failed: 0, remaining: 0 }) as never,
     settingsChanged: async () => void log.push('settingsChanged'),
     runtime: async (seconds) => ({ seconds }),
+    wikiFileEvent: () => void log.push('wikiFileEvent'),
   };
   return { processing, close: async () => void log.push('close') };
 }
@@ -35,7 +36,7 @@ describe('processing thread host', () => {
     processingPort.close();
   });
 
-  it('serves calls and notifications that arrive during the build after it, in order, then says ready', async () => {
+  it('serves calls, notifications and wiki file events that arrive during the build after it, in order, then says ready', async () => {
     const { port1: processingPort, port2: httpPort } = new MessageChannel();
     const log: string[] = [];
     const http = new ThreadRpc(httpPort, { refreshIndex: async () => undefined });
@@ -50,6 +51,7 @@ describe('processing thread host', () => {
     httpPort.postMessage({ type: 'notify', row: { id: 7 } });
     const idle = http.call('idle', 1000);
     httpPort.postMessage({ type: 'notify' });
+    httpPort.postMessage({ type: 'wiki-file-event' });
     const runtime = http.call<{ seconds: number }>('runtime', 30);
     await new Promise((resolve) => setTimeout(resolve, 20));
     assert.deepEqual(log, [], 'nothing is served before the application exists');
@@ -58,7 +60,7 @@ describe('processing thread host', () => {
     await idle;
     assert.deepEqual(await runtime, { seconds: 30 });
     await new Promise((resolve) => setTimeout(resolve, 20));
-    assert.deepEqual(log, ['built', 'notify 7', 'idle', 'notify -', 'ready']);
+    assert.deepEqual(log, ['built', 'notify 7', 'idle', 'notify -', 'wikiFileEvent', 'ready']);
     http.close();
     processingPort.close();
   });

@@ -2,7 +2,7 @@
 // `make test-nextcloud` starts it (scripts/ensure-nextcloud.sh) and exports NEXTCLOUD_URL, NEXTCLOUD_DIR
 // and NEXTCLOUD_RUN, as `../shared/nextcloud/setup.sh` prints them.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -68,6 +68,27 @@ export class RealNextcloud {
     const argv = asWwwData ? ['-u', 'www-data', '--', 'php', join(this.dir, 'occ'), ...args] : [join(this.dir, 'occ'), ...args];
     const { stdout } = await run(cmd, argv, { maxBuffer: 16 << 20 });
     return stdout;
+  }
+
+  /** A long-running `occ` (e.g. `background-job:worker`) in its own process group; `stop()` ends that group. */
+  startOcc(...args: string[]): { stop(): Promise<void> } {
+    const asWwwData = process.getuid?.() === 0;
+    const cmd = asWwwData ? 'runuser' : 'php';
+    const argv = asWwwData ? ['-u', 'www-data', '--', 'php', join(this.dir, 'occ'), ...args] : [join(this.dir, 'occ'), ...args];
+    const child = spawn(cmd, argv, { detached: true, stdio: 'ignore' });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    return {
+      stop: async () => {
+        if (child.exitCode === null && child.pid !== undefined) {
+          try {
+            process.kill(-child.pid, 'SIGTERM');
+          } catch {
+            // already gone
+          }
+        }
+        await exited;
+      },
+    };
   }
 
   async request(user: User | null, method: string, path: string, init: { body?: string | Buffer; headers?: Record<string, string> } = {}): Promise<Response> {

@@ -64,6 +64,7 @@ export async function startWikiWorld(dialect: Dialect = 'sqlite'): Promise<WikiW
     collectiveFolder: collectiveFolderResolver(client, new CapabilityProbe(client, { ttlMs: 0, failureTtlMs: 0 })),
     // Long enough that only flush() runs a sync: the tests never depend on timing.
     debounceMs: 3_600_000,
+    eventDebounceMs: 3_600_000,
   });
   assignments.useHooks(wiki.assignmentHooks);
   const ctx = (uid: string, botId: string) => createInvocationContext({ user: issueFromConfirmedTalkAuthor(uid), actorKind: 'user', botId, roomToken: 'room-a', messageId: '1' });

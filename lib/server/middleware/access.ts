@@ -25,6 +25,22 @@ export function systemOnly(logger: Logger): RequestHandler {
   };
 }
 
+/**
+ * Deliveries AppAPI makes itself on behalf of another app (webhook_listeners' background job): they carry
+ * the uid of whoever caused the event (test/fixtures/nextcloud33/webhook-listeners.json), so any verified
+ * uid passes, but a request through the browser proxy is refused (S3). Such a route takes no user from it.
+ */
+export function appApiDirect(logger: Logger): RequestHandler {
+  return (req, res, next) => {
+    if (hasProxyMarkers(req)) {
+      logger.warn({ path: req.path }, 'AppAPI delivery route refused a proxied request');
+      res.status(403).json({ error: { code: 'forbidden', message: 'This endpoint is reserved for AppAPI' } });
+      return;
+    }
+    next();
+  };
+}
+
 export function requireUser(): RequestHandler {
   return (req, res, next) => {
     if (!getRequestAuth(req).user) {

@@ -73,6 +73,17 @@ function folderEtag(): string {
 
 const FILE_ALLPROP = [p('d', 'getlastmodified'), p('d', 'getcontentlength'), p('d', 'resourcetype'), p('d', 'getetag'), p('d', 'getcontenttype')];
 
+/** `OCP\Files\Events\Node\*` as webhook_listeners serialises them (test/fixtures/nextcloud33/webhook-listeners.json). */
+export interface FakeNodeEvent {
+  class: 'NodeCreatedEvent' | 'NodeWrittenEvent' | 'NodeDeletedEvent' | 'NodeRenamedEvent';
+  /** Who made the change (the DAV user). */
+  uid: string;
+  /** `node` for create/write/delete (no id once deleted), `source`/`target` for a rename. */
+  data: Record<string, { id?: number; path: string }>;
+}
+
+const nodePath = (owner: string, segments: string[]): string => `/${owner}/files/${segments.join('/')}`;
+
 export class FakeFiles {
   readonly #now: () => number;
   readonly #homes = new Map<string, FakeNode>();
@@ -81,6 +92,8 @@ export class FakeFiles {
   #stamp = 0;
   /** Share types of a node, told by the sharing fake. */
   shareTypesOf: (owner: string, fileId: number) => number[] = () => [];
+  /** Nextcloud's node events for changes over WebDAV, told to webhook_listeners (webhook-listeners.ts). */
+  onNodeEvent: (e: FakeNodeEvent) => void = () => undefined;
 
   constructor(now: () => number) {
     this.#now = now;
@@ -323,11 +336,14 @@ export class FakeFiles {
         if (target) {
           this.#writeVersion(target, bytes);
           this.#touch(parentChain ?? []);
+          this.onNodeEvent({ class: 'NodeWrittenEvent', uid: user, data: { node: { id: target.fileId, path: nodePath(owner, segments) } } });
           return empty(204, this.#headers(target));
         }
         const node = this.#node(name, false, bytes);
         parent.children.set(name, node);
         this.#touch(parentChain ?? []);
+        // A new file: created, then written (as the real server sends them).
+        for (const c of ['NodeCreatedEvent', 'NodeWrittenEvent'] as const) this.onNodeEvent({ class: c, uid: user, data: { node: { id: node.fileId, path: nodePath(owner, segments) } } });
         return empty(201, this.#headers(node));
       }
       case 'MKCOL': {
@@ -367,11 +383,13 @@ export class FakeFiles {
           destParent.children.set(destName, target);
           this.#touch(chain.slice(0, -1));
           this.#touch(destChain ?? []);
+          this.onNodeEvent({ class: 'NodeRenamedEvent', uid: user, data: { source: { path: nodePath(owner, segments) }, target: { id: target.fileId, path: nodePath(owner, destSegs) } } });
           return empty(existing ? 204 : 201, this.#headers(target));
         }
         const copy = this.#clone(target, destName);
         destParent.children.set(destName, copy);
         this.#touch(destChain ?? []);
+        for (const c of ['NodeCreatedEvent', 'NodeWrittenEvent'] as const) this.onNodeEvent({ class: c, uid: user, data: { node: { id: copy.fileId, path: nodePath(owner, destSegs) } } });
         return empty(existing ? 204 : 201, { 'oc-fileid': this.#headers(copy)['oc-fileid'] ?? '' });
       }
       case 'DELETE': {
@@ -385,6 +403,7 @@ export class FakeFiles {
         while (trash.some((t) => t.id === `${name}.d${deletedAt}`)) deletedAt += 1;
         trash.push({ id: `${name}.d${deletedAt}`, node: target, originalLocation: segments.join('/'), deletedAt });
         this.#touch(chain.slice(0, -1));
+        this.onNodeEvent({ class: 'NodeDeletedEvent', uid: user, data: { node: { path: nodePath(owner, segments) } } });
         return empty(204);
       }
       default:

@@ -4,6 +4,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { FakeAppApi } from './appapi.ts';
+import { FakeWebhookListeners } from './webhook-listeners.ts';
 import type { FakeUiRegistry, RegisteredTalkBot } from './appapi.ts';
 import { capturedCapabilitiesBody } from './fixtures.ts';
 import { csrfFailed, invalidQuery, methodNotAllowed, notLoggedIn, ocsFailure, ocsFormatOf, ocsVersionOf } from './ocs.ts';
@@ -175,6 +176,8 @@ export class FakeNextcloud {
   /** Web sessions (csrftoken, capture 91) and the Collectives app; `collectives.generation` picks 2.x, 3.x or none. */
   readonly webSessions = new FakeWebSessions();
   readonly collectives: FakeCollectivesStore;
+  /** webhook_listeners (NC 30+): off by default like NC 29; `available = true` offers it. */
+  readonly webhookListeners: FakeWebhookListeners;
 
   readonly #server: http.Server;
   readonly #secret: string;
@@ -198,6 +201,8 @@ export class FakeNextcloud {
     this.dav = new FakeDav(this.users, this.#now, () => this.url);
     this.deck = new FakeDeck(this.users, this.#now);
     this.collectives = new FakeCollectivesStore(this.dav.files, this.users, this.#now);
+    this.webhookListeners = new FakeWebhookListeners(this.users, { id: opts.appId, version: this.appVersion, secret: opts.appSecret }, this.#now);
+    this.dav.files.onNodeEvent = (e) => this.webhookListeners.nodeEvent(e);
     this.#routes = [
       ...this.appApi.routes(() => this.url),
       ...teamsGroupsRoutes(this.users, this.talk, this.#now),
@@ -206,6 +211,7 @@ export class FakeNextcloud {
       ...this.dav.ocsRoutes(),
       ...this.deck.ocsRoutes(),
       ...collectivesV3Routes(this.collectives),
+      ...this.webhookListeners.routes(),
     ];
   }
 
