@@ -317,7 +317,7 @@ describe('the app page in Chromium', () => {
       // A date range that ends before today finds nothing.
       await page.getByRole('button', { name: 'Reset' }).click();
       await page.getByText('3 turns').waitFor();
-      await page.locator('input[name="to"]').fill('2020-01-31');
+      await page.getByLabel('To', { exact: true }).fill('2020-01-31');
       await page.getByRole('button', { name: 'Apply filters' }).click();
       await page.getByText('No activity matches these filters').waitFor();
       await page.getByRole('button', { name: 'Reset' }).click();
