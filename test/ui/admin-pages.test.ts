@@ -11,7 +11,7 @@ import { AGENT_ACCOUNT_USERS, DEFAULT_USERS } from '../fakes/nextcloud/users.ts'
 import { FakeOpenAI } from '../fakes/openai/fake-openai.ts';
 import { startHarness, type Harness } from '../helpers/harness.ts';
 import { startTestMcpServer, text, type TestMcpServer } from '../mcp/mcp-test-server.ts';
-import { ensureFrontendBuilt, launchChromium, openAs, screenshot, seriousViolations } from './browser.ts';
+import { choose, ensureFrontendBuilt, foreignControls, launchChromium, openAs, screenshot, seriousViolations } from './browser.ts';
 import { startMimicNextcloud, type MimicNextcloud } from './mimic-nextcloud.ts';
 
 const KEY = 'sk-admin-pages-secret-0123456789';
@@ -70,7 +70,7 @@ describe('administration pages in Chromium', () => {
 
       await page.getByRole('button', { name: 'Load models from the endpoints' }).click();
       await page.locator('[data-test="endpoint-status"]').getByText('2 models').waitFor();
-      await page.getByLabel('Default model').selectOption({ label: 'Primary · tutor-large' });
+      await choose(page, page.getByLabel('Default model'), 'Primary · tutor-large');
       await page.getByRole('button', { name: 'Save model settings' }).click();
       await page.getByText('Model settings saved.').first().waitFor();
 
@@ -115,7 +115,8 @@ describe('administration pages in Chromium', () => {
       assert.ok(mcp.requestHeaders.some((hd) => hd['x-api-key'] === 'dictionary-secret'), 'the stored header reached the server');
 
       await page.getByRole('button', { name: 'Review tools of Dictionary' }).click();
-      await page.getByLabel('Policy for lookup_word').selectOption('read');
+      assert.deepEqual(await foreignControls(page), [], 'the policy of a reviewed tool is an NcSelect');
+      await choose(page, page.getByLabel('Policy for lookup_word'), 'Reads only');
       await page.getByRole('button', { name: 'Approve these tools' }).click();
       await list.getByText('1 approved tool').waitFor();
       await screenshot(page, 'admin-tools.png', true);
@@ -231,7 +232,7 @@ describe('administration pages in Chromium', () => {
       await page.getByRole('button', { name: 'Grants of NuQloud AI' }).click();
       const grants = page.locator(`[data-test="grants-${profile.id}"]`);
       await grants.getByText('No bot may use this profile yet.').waitFor();
-      await grants.getByLabel('Bot', { exact: true }).selectOption(botId);
+      await choose(page, grants.getByLabel('Bot', { exact: true }), 'Filer (@filer, owner alice)');
       await grants.getByLabel('Folder paths (e.g. Shared/AI)').fill('Shared/AI');
       await grants.getByRole('button', { name: 'Add grant' }).click();
       await grants.getByRole('row', { name: /Bot Filer/ }).getByText('Folders: Shared/AI · Calendars: any · Deck boards: any · Collectives: any').waitFor();
@@ -256,10 +257,10 @@ describe('administration pages in Chromium', () => {
       const row = table.getByRole('row', { name: /files_list/ });
       await row.waitFor();
       assert.match((await row.textContent()) ?? '', /Filer.*User.*alice.*alice.*room-audit/s);
-      await page.getByLabel('Mode', { exact: true }).selectOption('agent');
+      await choose(page, page.getByLabel('Mode', { exact: true }), 'Agent (service account)');
       await page.getByRole('button', { name: 'Show calls' }).click();
       await page.getByText('No recorded tool call matches these filters.').waitFor();
-      await page.getByLabel('Mode', { exact: true }).selectOption('user');
+      await choose(page, page.getByLabel('Mode', { exact: true }), 'User');
       await page.getByLabel('User (triggered by or ran as)').fill('alice');
       await page.getByRole('button', { name: 'Show calls' }).click();
       await row.waitFor();
@@ -334,6 +335,63 @@ describe('administration pages in Chromium', () => {
     } finally {
       await context.close();
     }
+  });
+
+  it('uses Nextcloud’s controls only: no <select>, every checkbox and radio button inside NcCheckboxRadioSwitch (bot editor, personal settings, every administration page)', async () => {
+    const found: Record<string, string[]> = {};
+    const created = await h.fetch('/api/v1/bots', {
+      method: 'POST',
+      headers: h.browserHeaders('alice'),
+      body: { displayName: 'Control Check', mention: 'controlcheck', knowledgeEnabled: true, tools: [{ name: 'files_list', config: {} }, { name: 'wiki_search', config: {} }] },
+    });
+    assert.equal(created.status, 201, created.text);
+    const alice = await open('alice', '');
+    try {
+      const { page } = alice;
+      await page.getByRole('button', { name: 'Edit Control Check' }).click();
+      // Every kind of field the editor has: model, visibility, confirmation, the wiki's place, onboarding answers, knowledge sources.
+      await page.locator('[data-tool="files_list"]').getByLabel('Confirmation').waitFor();
+      await page.locator('[data-test="wiki-options"]').getByLabel('Where the wiki lives').waitFor();
+      await page.locator('[data-test="knowledge-sources"]').getByLabel('Kind of source').waitFor();
+      await page.locator('[data-test="onboarding-editor"]').getByText('Ask onboarding questions after the A/B choice').click();
+      await page.getByLabel('After answer A to question 1').waitFor();
+      await choose(page, page.getByLabel('Visibility'), 'Everyone');
+      await page.getByText('Guests and federated users may use it too').waitFor();
+      found['bot editor'] = await foreignControls(page);
+      assert.deepEqual(await seriousViolations(page), [], 'axe: the bot editor with every field');
+      await page.getByRole('link', { name: 'Personal settings' }).click();
+      await page.getByRole('heading', { name: 'Personal settings' }).waitFor();
+      await page.getByRole('checkbox', { name: /Calendar/ }).waitFor({ state: 'attached' });
+      found['personal settings'] = await foreignControls(page);
+      await page.getByRole('link', { name: 'Activity' }).click();
+      await page.getByLabel('Status', { exact: true }).waitFor();
+      found['activity'] = await foreignControls(page);
+    } finally {
+      await alice.context.close();
+    }
+    const admin = await open('admin', 'admin/models');
+    try {
+      const { page } = admin;
+      for (const s of SECTIONS) {
+        await page.getByRole('link', { name: s.tab, exact: true }).click();
+        await page.getByRole('heading', { name: s.heading, exact: true }).waitFor();
+        await page.locator('.educai-admin-section .loading-icon, .educai-admin-section [role="img"][aria-label^="Loading"]').first().waitFor({ state: 'detached', timeout: 5000 }).catch(() => undefined);
+        if (s.id === 'tools') {
+          await page.getByRole('button', { name: 'Add tool server' }).click();
+          await page.getByLabel('Kind', { exact: true }).waitFor();
+        }
+        if (s.id === 'profiles') {
+          await page.getByRole('button', { name: 'Add agent profile' }).click();
+          await page.locator('[data-test="profile-editor"]').getByRole('checkbox').first().waitFor({ state: 'attached' });
+        }
+        if (s.id === 'audit') await page.getByLabel('Outcome', { exact: true }).waitFor();
+        found[`admin ${s.id}`] = await foreignControls(page);
+      }
+    } finally {
+      await admin.context.close();
+    }
+    assert.deepEqual(Object.entries(found).filter(([, list]) => list.length > 0), []);
+    assert.equal(Object.keys(found).length, 3 + SECTIONS.length, 'every page was looked at');
   });
 
   it('logged no errors in the browser console', () => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startHarness, type Harness } from '../helpers/harness.ts';
-import { ensureFrontendBuilt, launchChromium, openAs, screenshot, seriousViolations } from './browser.ts';
+import { choose, ensureFrontendBuilt, launchChromium, openAs, screenshot, seriousViolations } from './browser.ts';
 import { startMimicNextcloud, type MimicNextcloud } from './mimic-nextcloud.ts';
 
 describe('the app page in Chromium', () => {
@@ -76,7 +76,7 @@ describe('the app page in Chromium', () => {
       assert.match(await rag.innerText(), /Document Search \(RAG\)[\s\S]*provider is disabled/);
       assert.equal(await rag.locator('input[type="checkbox"]').isDisabled(), true);
       await picker.locator('[data-tool="files_list"] input[type="checkbox"]').first().check({ force: true });
-      await picker.locator('[data-tool="files_list"]').getByLabel('Confirmation').selectOption('always');
+      await choose(page, picker.locator('[data-tool="files_list"]').getByLabel('Confirmation'), 'Always ask');
 
       // One onboarding question with two answers.
       const onboarding = page.locator('[data-test="onboarding-editor"]');
@@ -167,7 +167,7 @@ describe('the app page in Chromium', () => {
       await alice.page.getByLabel('Display name').fill('Quiz Master');
       await alice.page.getByLabel('Mention (used as @mention in Talk)').fill('quizmaster');
       await alice.page.getByLabel('Instructions (system prompt)').fill('Ask one question at a time.');
-      await alice.page.getByLabel('Visibility').selectOption('groups');
+      await choose(alice.page, alice.page.getByLabel('Visibility'), 'Groups');
       // The searchable group picker (NcSelect) lists the groups from /api/v1/groups.
       const groupInput = alice.page.locator('#educai-audience-groups');
       await groupInput.click();
@@ -303,13 +303,13 @@ describe('the app page in Chromium', () => {
       await page.getByText('3 turns').waitFor();
       await screenshot(page, 'activity.png', true);
 
-      await page.locator('select[name="status"]').selectOption('error');
+      await choose(page, page.getByLabel('Status', { exact: true }), 'Failed');
       await page.getByRole('button', { name: 'Apply filters' }).click();
       await page.getByText('1 turn', { exact: true }).waitFor();
       assert.match(await table.locator('tbody').innerText(), /@mathtutor\s+Failed/);
 
-      await page.locator('select[name="status"]').selectOption('');
-      await page.locator('select[name="bot"]').selectOption({ label: 'Quiz Master (@quizmaster)' });
+      await choose(page, page.getByLabel('Status', { exact: true }), 'Any status');
+      await choose(page, page.getByLabel('Bot', { exact: true }), 'Quiz Master (@quizmaster)');
       await page.getByRole('button', { name: 'Apply filters' }).click();
       await page.getByText('1 turn', { exact: true }).waitFor();
       assert.match(await table.locator('tbody').innerText(), /@quizmaster\s+Answered/);
@@ -317,7 +317,7 @@ describe('the app page in Chromium', () => {
       // A date range that ends before today finds nothing.
       await page.getByRole('button', { name: 'Reset' }).click();
       await page.getByText('3 turns').waitFor();
-      await page.locator('input[name="to"]').fill('2020-01-31');
+      await page.getByLabel('To', { exact: true }).fill('2020-01-31');
       await page.getByRole('button', { name: 'Apply filters' }).click();
       await page.getByText('No activity matches these filters').waitFor();
       await page.getByRole('button', { name: 'Reset' }).click();

@@ -4,7 +4,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Locator, type Page } from 'playwright-core';
 import type { MimicNextcloud } from './mimic-nextcloud.ts';
 
 export const repoRoot = new URL('../..', import.meta.url).pathname;
@@ -79,4 +79,56 @@ export async function screenshot(page: Page, name: string, toDocs = false): Prom
     mkdirSync(dir, { recursive: true });
     await page.screenshot({ path: join(dir, name), fullPage: false });
   }
+}
+
+/** The NcSelect (vue-select) around a combobox found by its label. */
+function selectAround(combobox: Locator): Locator {
+  return combobox.locator('xpath=ancestor::div[contains(concat(" ", normalize-space(@class), " "), " v-select ")][1]');
+}
+
+/** The listbox a combobox controls; NcSelect renders it in <body> while it is open. */
+async function listboxOf(page: Page, combobox: Locator): Promise<Locator> {
+  return page.locator(`[id="${(await combobox.getAttribute('aria-controls')) ?? ''}"]`);
+}
+
+/** Their texts as a user reads them: NcSelect splits a long option's text in two for its middle ellipsis. */
+function textsOf(list: Locator): Promise<string[]> {
+  return list.evaluateAll((els) => els.map((el) => (el.textContent ?? '').replace(/\s+/g, ' ').trim()));
+}
+
+/** Picks an option of an NcSelect as a user does: opens it and clicks the option by its text. */
+export async function choose(page: Page, combobox: Locator, option: string): Promise<void> {
+  await combobox.click();
+  const options = (await listboxOf(page, combobox)).getByRole('option');
+  await options.first().waitFor();
+  const texts = await textsOf(options);
+  const index = texts.indexOf(option);
+  if (index < 0) throw new Error(`no option "${option}" among ${JSON.stringify(texts)}`);
+  await options.nth(index).click();
+}
+
+/** The text of the option an NcSelect shows as chosen ('' when none). */
+export async function chosen(combobox: Locator): Promise<string> {
+  const selected = selectAround(combobox).locator('.vs__selected');
+  return (await selected.count()) === 0 ? '' : (await textsOf(selected)).join(' ');
+}
+
+/** The texts of an NcSelect's options, read by opening it; closed again with Escape. */
+export async function optionTexts(page: Page, combobox: Locator): Promise<string[]> {
+  await combobox.click();
+  const options = (await listboxOf(page, combobox)).getByRole('option');
+  await options.first().waitFor();
+  const texts = await textsOf(options);
+  await page.keyboard.press('Escape');
+  return texts;
+}
+
+/**
+ * Controls that are not Nextcloud's on the page as it is now: any <select>, and checkboxes or radio buttons
+ * outside NcCheckboxRadioSwitch (issue 20: the pages use @nextcloud/vue's controls throughout).
+ */
+export async function foreignControls(page: Page): Promise<string[]> {
+  return (await page.evaluate(`[...document.querySelectorAll('select, input[type="checkbox"], input[type="radio"]')]
+    .filter((el) => el.tagName === 'SELECT' || !el.closest('.checkbox-radio-switch'))
+    .map((el) => el.outerHTML.slice(0, 160))`)) as string[];
 }

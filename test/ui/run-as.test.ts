@@ -12,7 +12,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { AGENT_ACCOUNT_USERS, DEFAULT_USERS } from '../fakes/nextcloud/users.ts';
 import { startHarness, type Harness } from '../helpers/harness.ts';
 import { startTestMcpServer, text, type TestMcpServer } from '../mcp/mcp-test-server.ts';
-import { artifacts, ensureFrontendBuilt, launchChromium, openAs, screenshot, seriousViolations } from './browser.ts';
+import { artifacts, choose, chosen, ensureFrontendBuilt, foreignControls, launchChromium, openAs, optionTexts, screenshot, seriousViolations } from './browser.ts';
 import { startMimicNextcloud, type MimicNextcloud } from './mimic-nextcloud.ts';
 
 describe('Run as, scope and confirmation in the bot editor', () => {
@@ -76,7 +76,7 @@ describe('Run as, scope and confirmation in the bot editor', () => {
       await tool.getByText('After the first save you can choose a service account here').waitFor();
       assert.equal(await tool.getByLabel('Run as').count(), 0);
       assert.equal(await tool.getByLabel('Folders it may use (one per line)').count(), 1);
-      assert.equal(await tool.getByLabel('Confirmation').inputValue(), 'destructive', 'destructive only is the default');
+      assert.equal(await chosen(tool.getByLabel('Confirmation')), 'Ask before destructive actions only (default)', 'destructive only is the default');
     } finally {
       await context.close();
     }
@@ -89,9 +89,9 @@ describe('Run as, scope and confirmation in the bot editor', () => {
       const tool = page.locator('[data-test="tool-picker"] [data-tool="files_create"]');
       const runAs = tool.getByLabel('Run as');
       await runAs.waitFor();
-      assert.deepEqual(await runAs.locator('option').allInnerTexts(), ['The person who writes (default)', 'Service account: Class material AI']);
-      assert.equal(await runAs.inputValue(), '', 'the person who writes by default');
-      await runAs.selectOption({ label: 'Service account: Class material AI' });
+      assert.deepEqual(await optionTexts(page, runAs), ['The person who writes (default)', 'Service account: Class material AI']);
+      assert.equal(await chosen(runAs), 'The person who writes (default)', 'the person who writes by default');
+      await choose(page, runAs, 'Service account: Class material AI');
       await tool.getByText('acts as the Nextcloud account nuqloud-ai').waitFor();
 
       // The folder field starts at what the grant allows, and says so.
@@ -99,18 +99,19 @@ describe('Run as, scope and confirmation in the bot editor', () => {
       assert.equal(await folders.inputValue(), 'Shared/AI');
       await tool.getByText('Allowed by the administrator: these folders and the folders inside them: /Shared/AI').waitFor();
 
-      // Keyboard: from Run as, Tab reaches the folders, which take typing; then the confirmation select.
+      // Keyboard: from Run as, Tab reaches the folders, which take typing; then the confirmation field.
       await runAs.focus();
       await page.keyboard.press('Tab');
-      assert.equal(await page.evaluate('document.activeElement && document.activeElement.getAttribute("data-field")'), 'scope.folders');
+      assert.equal(await page.evaluate('document.activeElement && document.activeElement.closest("[data-field]")?.getAttribute("data-field")'), 'scope.folders');
       await page.keyboard.press('Control+A');
       await page.keyboard.type('Shared/AI/Class 7');
       await page.keyboard.press('Tab');
-      assert.equal(await page.evaluate('document.activeElement && document.activeElement.getAttribute("data-field")'), 'confirmation');
-      await tool.getByLabel('Confirmation').selectOption('always');
+      assert.equal(await page.evaluate('document.activeElement && document.activeElement.closest("[data-field]")?.getAttribute("data-field")'), 'confirmation');
+      await choose(page, tool.getByLabel('Confirmation'), 'Always ask');
       await tool.getByText('The person who writes confirms every change the tool makes.').waitFor();
 
       assert.deepEqual(await seriousViolations(page), [], 'axe: the editor with Run as, scope and confirmation (light)');
+      assert.deepEqual(await foreignControls(page), [], 'Run as and Confirmation are NcSelects, the tools NcCheckboxRadioSwitches');
       await screenshot(page, 'bot-editor-run-as.png', true);
 
       await page.getByRole('button', { name: 'Save', exact: true }).click();
@@ -141,10 +142,10 @@ describe('Run as, scope and confirmation in the bot editor', () => {
       const runAs = tool.getByLabel('Run as');
       await runAs.waitFor();
       await tool.getByText('acts as the Nextcloud account nuqloud-ai').waitFor();
-      assert.equal(await runAs.inputValue(), profileId, 'the saved profile is shown');
+      assert.equal(await chosen(runAs), 'Service account: Class material AI', 'the saved profile is shown');
       const folders = tool.getByLabel('Folders it may use (one per line)');
       assert.equal(await folders.inputValue(), 'Shared/AI/Class 7');
-      assert.equal(await tool.getByLabel('Confirmation').inputValue(), 'always');
+      assert.equal(await chosen(tool.getByLabel('Confirmation')), 'Always ask');
 
       await folders.fill('Private/Grades');
       await page.getByRole('button', { name: 'Save', exact: true }).click();
@@ -163,7 +164,7 @@ describe('Run as, scope and confirmation in the bot editor', () => {
       assert.deepEqual(stored.json.bot.tools[0].config.scope, { folders: ['Shared/AI/Class 7'] }, 'nothing was saved');
 
       // Back to the person who writes: the profile goes, the folder limit stays, and it saves.
-      await runAs.selectOption('');
+      await choose(page, runAs, 'The person who writes (default)');
       await folders.fill('Projects');
       await page.getByRole('button', { name: 'Save', exact: true }).click();
       await page.getByText('Class Filer was saved.').waitFor();
@@ -215,7 +216,7 @@ describe('Run as, scope and confirmation in the bot editor', () => {
       // Granted to alice's bot without a scope limit (a tool server takes none).
       await admin.page.getByRole('button', { name: 'Grants of Dictionary AI' }).click();
       const grants = admin.page.locator(`[data-test="grants-${dictionaryProfile}"]`);
-      await grants.getByLabel('Bot', { exact: true }).selectOption(wordBot);
+      await choose(admin.page, grants.getByLabel('Bot', { exact: true }), 'Word Helper (@words, owner alice)');
       await grants.getByText('Only these folders').click();
       await grants.getByRole('button', { name: 'Add grant' }).click();
       await grants.getByRole('row', { name: /Word Helper/ }).getByText('Folders: any · Calendars: any · Deck boards: any · Collectives: any').waitFor();
@@ -236,7 +237,7 @@ describe('Run as, scope and confirmation in the bot editor', () => {
       const tool = picker.locator('[data-tool="lookup_word"]');
       const runAs = tool.getByLabel('Run as');
       await runAs.waitFor();
-      assert.deepEqual(await runAs.locator('option').allInnerTexts(), ['The person who writes (default)', 'Service account: Dictionary AI']);
+      assert.deepEqual(await optionTexts(page, runAs), ['The person who writes (default)', 'Service account: Dictionary AI']);
       assert.equal(await tool.getByLabel('Confirmation').count(), 0, 'a tool server asks as it declares and the admin set');
       assert.equal(await tool.locator('textarea').count(), 0, 'no scope for a tool server');
       // The profile covers the companion only: the files tool of the same bot does not offer it.
@@ -245,8 +246,8 @@ describe('Run as, scope and confirmation in the bot editor', () => {
       // Keyboard: from the tool's checkbox, Tab reaches Run as.
       await tool.locator('input[type="checkbox"]').first().focus();
       await page.keyboard.press('Tab');
-      assert.equal(await page.evaluate('document.activeElement && document.activeElement.getAttribute("data-field")'), 'agentProfile');
-      await runAs.selectOption({ label: 'Service account: Dictionary AI' });
+      assert.equal(await page.evaluate('document.activeElement && document.activeElement.closest("[data-field]")?.getAttribute("data-field")'), 'agentProfile');
+      await choose(page, runAs, 'Service account: Dictionary AI');
       await tool.getByText('acts as the Nextcloud account nuqloud-ai').waitFor();
       assert.deepEqual(await seriousViolations(page), [], 'axe: Run as for a tool server');
       await picker.locator('section', { has: page.getByRole('heading', { name: 'Tool server: Dictionary' }) }).screenshot({ path: join(artifacts, 'bot-editor-run-as-tool-server.png') });
