@@ -63,6 +63,10 @@ export class ProcessingThread {
     this.#worker.postMessage({ type: 'notify', row });
   }
 
+  reactionSeen(roomToken: string, messageId: string): void {
+    this.#worker.postMessage({ type: 'reaction', roomToken, messageId });
+  }
+
   idle(timeoutMs?: number): Promise<void> {
     return this.#rpc.call('idle', timeoutMs);
   }
