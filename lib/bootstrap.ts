@@ -63,6 +63,8 @@ import { ProcessingThread } from './processing/processing-thread.ts';
 import { ConfirmationService } from './confirmations/confirmation-service.ts';
 import { isOwnReferenceId } from './confirmations/reference-ids.ts';
 import { ReactionWatcher } from './confirmations/reaction-watcher.ts';
+import { talkLanguageOf } from './l10n/talk-language.ts';
+import { issueForStoredPrincipal } from './nextcloud/identity.ts';
 import { collectiveFolderResolver } from './tools/collectives/collective-folder.ts';
 import { CapabilityProbe } from './tools/first-party-capabilities.ts';
 import { FirstPartyToolProvider, settingsToolPolicy } from './tools/first-party-provider.ts';
@@ -404,12 +406,14 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     isOwnReferenceId: (id) => isOwnReferenceId(referenceSalt, id),
     logger,
   });
+  const reactionLanguages = new UserLanguages(nextcloud);
   // A 👍/👎 on the request answers it (issue 23); reads run only while requests are pending, where the worker runs.
   const reactionWatcher = new ReactionWatcher({
     confirmations,
     nextcloud,
     now,
     logger,
+    languageOf: async (uid) => talkLanguageOf(await reactionLanguages.of(issueForStoredPrincipal(uid))),
     post: async ({ botId, roomToken }, text) => {
       const route = await identities.replyRoute(roomToken, botId, SHARED_ROUTE);
       await sender.send(route, roomToken, { message: text, replyTo: null, referenceId: randomBytes(32).toString('hex') });

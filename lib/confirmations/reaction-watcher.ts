@@ -5,6 +5,7 @@
 // A reaction webhook only makes the next read come sooner. Reads happen only while a request is
 // pending, at most one per request every `minIntervalMs` and `maxReadsPerTick` per tick, and stop
 // at expiry. The answer goes through the same atomic consume as "yes <code>".
+import { withTalkLanguage, type TalkLanguage } from '../l10n/talk-language.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import { issueForStoredPrincipal } from '../nextcloud/identity.ts';
@@ -26,6 +27,8 @@ export interface ReactionWatcherOptions {
   post: (target: Target, text: string) => Promise<void>;
   /** The bot's own reaction on the request (✅/❌). */
   react: (target: Target, messageId: string, emoji: string) => Promise<void>;
+  /** The requester's language for the answer (English without it). */
+  languageOf?: (uid: string) => Promise<TalkLanguage>;
   now?: () => number;
   logger?: Logger;
   /** Per pending request, at most one read this often (ms). */
@@ -56,7 +59,7 @@ export function requesterAnswer(reactions: Map<string, ReactionActor[]>, uid: st
 }
 
 export class ReactionWatcher {
-  readonly #o: Required<Omit<ReactionWatcherOptions, 'logger'>> & { logger: Logger | null };
+  readonly #o: Required<Omit<ReactionWatcherOptions, 'logger' | 'languageOf'>> & { logger: Logger | null; languageOf: ReactionWatcherOptions['languageOf'] };
   /** Request id → earliest time of its next read. */
   readonly #due = new Map<string, number>();
   readonly #lastRead = new Map<string, number>();
@@ -81,6 +84,7 @@ export class ReactionWatcher {
       tickMs: 1_000,
       ...options,
       logger: options.logger ?? null,
+      languageOf: options.languageOf,
     };
     options.confirmations.watch({
       posted: (id) => {
@@ -200,7 +204,8 @@ export class ReactionWatcher {
     this.reads += 1;
     const answer = requesterAnswer(await readReactions(session, row.room_token, messageId), row.user_uid);
     if (answer === null) return;
-    const outcome = await this.#o.confirmations.handleReaction(row.id, issueForStoredPrincipal(row.user_uid), answer, messageId);
+    const language = this.#o.languageOf ? await this.#o.languageOf(row.user_uid).catch((): TalkLanguage => 'en') : 'en';
+    const outcome = await withTalkLanguage(language, () => this.#o.confirmations.handleReaction(row.id, issueForStoredPrincipal(row.user_uid), answer, messageId));
     if (outcome.handled && outcome.reply !== '') await this.#o.post({ botId: row.bot_id, roomToken: row.room_token }, outcome.reply);
   }
 

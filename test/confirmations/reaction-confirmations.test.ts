@@ -184,6 +184,16 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(botReactions(requestId), ['❌']);
     });
 
+    it("answers in the requester's Nextcloud language", async () => {
+      watcher.close();
+      build({ languageOf: async (uid) => (uid === 'alice' ? 'de' : 'en') });
+      const { requestId } = await requestDelete('r/sprache.txt');
+      await react('alice', requestId, '👍');
+      await watcher.tick();
+      await watcher.idle();
+      assert.match(answers.at(-1)?.text ?? '', /Erledigt: delete the file \/r\/sprache\.txt/);
+    });
+
     it("bob's 👍 does nothing; alice's own 👍 still runs it once", async () => {
       const { requestId } = await requestDelete('r/three.txt');
       const d0 = deletes();
