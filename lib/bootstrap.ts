@@ -391,10 +391,8 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     bots,
     alwaysModeBot: (token) => onboarding.alwaysModeBot(token),
     isOneToOne: async (user, token) => (await rooms.forUser(user, token))?.oneToOne ?? false,
-    postToRoom: async ({ botId, roomToken }, text, referenceId) => {
-      const route = await identities.replyRoute(roomToken, botId, SHARED_ROUTE);
-      await sender.send(route, roomToken, { message: text, replyTo: null, referenceId });
-    },
+    postToRoom: async ({ botId, roomToken }, text, referenceId) =>
+      sender.send(await identities.replyRoute(roomToken, botId, SHARED_ROUTE), roomToken, { message: text, replyTo: null, referenceId }),
     authorize: async (action, user) => {
       const bot = await bots.get(action.botId);
       if (!bot?.active) return { ok: false, reason: 'the bot is no longer active' };
@@ -414,10 +412,8 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     now,
     logger,
     languageOf: async (uid) => talkLanguageOf(await reactionLanguages.of(issueForStoredPrincipal(uid))),
-    post: async ({ botId, roomToken }, text) => {
-      const route = await identities.replyRoute(roomToken, botId, SHARED_ROUTE);
-      await sender.send(route, roomToken, { message: text, replyTo: null, referenceId: randomBytes(32).toString('hex') });
-    },
+    post: async ({ botId, roomToken }, text) =>
+      sender.send(await identities.replyRoute(roomToken, botId, SHARED_ROUTE), roomToken, { message: text, replyTo: null, referenceId: randomBytes(32).toString('hex') }),
     react: async ({ botId, roomToken }, messageId, emoji) => sender.react(await identities.replyRoute(roomToken, botId, SHARED_ROUTE), roomToken, messageId, emoji),
   });
   const firstParty = new FirstPartyToolProvider({
