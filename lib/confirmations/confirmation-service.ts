@@ -227,6 +227,7 @@ export class ConfirmationService {
       t.requestAction({ mention: bot ? bot.mention : null, description: action.description }),
       t.requestReason({ reason: action.reason }),
       t.requestHowTo({ uid: user.uid, minutes, time: hhmm(expiresAt), confirm: say(`${replies.yes} ${code}`), cancel: say(replies.no) }),
+      t.requestReactions(),
       ...(superseded.length > 0 ? [t.requestSupersedes()] : []),
     ].join('\n');
     const oneToOne = this.#opts.isOneToOne ? await this.#opts.isOneToOne(user, ctx.roomToken).catch(() => false) : false;
