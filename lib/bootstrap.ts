@@ -65,6 +65,9 @@ import { RuntimeMetrics } from './server/runtime-metrics.ts';
 import { ProcessingThread } from './processing/processing-thread.ts';
 import { ConfirmationService } from './confirmations/confirmation-service.ts';
 import { isOwnReferenceId } from './confirmations/reference-ids.ts';
+import { ReactionWatcher } from './confirmations/reaction-watcher.ts';
+import { talkLanguageOf } from './l10n/talk-language.ts';
+import { issueForStoredPrincipal } from './nextcloud/identity.ts';
 import { collectiveFolderResolver } from './tools/collectives/collective-folder.ts';
 import { CapabilityProbe } from './tools/first-party-capabilities.ts';
 import { FirstPartyToolProvider, settingsToolPolicy } from './tools/first-party-provider.ts';
@@ -153,6 +156,8 @@ export interface Application {
 export interface ProcessingControl {
   /** A new inbox row (see InboxWorker.notify). */
   notify(row?: HandedRow): void;
+  /** A reaction webhook (Talk's `Like`): pending confirmations in the room read their reactions soon. */
+  reactionSeen(roomToken: string, messageId: string): void;
   idle(timeoutMs?: number): Promise<void>;
   processQueueNow(): Promise<QueueRunResult>;
   /** Admin changes (models, MCP servers, limits, bots) reach the processing side. */
@@ -399,10 +404,8 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     bots,
     alwaysModeBot: (token) => onboarding.alwaysModeBot(token),
     isOneToOne: async (user, token) => (await rooms.forUser(user, token))?.oneToOne ?? false,
-    postToRoom: async ({ botId, roomToken }, text) => {
-      const route = await identities.replyRoute(roomToken, botId, SHARED_ROUTE);
-      await sender.send(route, roomToken, { message: text, replyTo: null, referenceId: randomBytes(32).toString('hex') });
-    },
+    postToRoom: async ({ botId, roomToken }, text, referenceId) =>
+      sender.send(await identities.replyRoute(roomToken, botId, SHARED_ROUTE), roomToken, { message: text, replyTo: null, referenceId }),
     authorize: async (action, user) => {
       const bot = await bots.get(action.botId);
       if (!bot?.active) return { ok: false, reason: 'the bot is no longer active' };
@@ -413,6 +416,18 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     },
     isOwnReferenceId: (id) => isOwnReferenceId(referenceSalt, id),
     logger,
+  });
+  const reactionLanguages = new UserLanguages(nextcloud);
+  // A 👍/👎 on the request answers it (issue 23); reads run only while requests are pending, where the worker runs.
+  const reactionWatcher = new ReactionWatcher({
+    confirmations,
+    nextcloud,
+    now,
+    logger,
+    languageOf: async (uid) => talkLanguageOf(await reactionLanguages.of(issueForStoredPrincipal(uid))),
+    post: async ({ botId, roomToken }, text) =>
+      sender.send(await identities.replyRoute(roomToken, botId, SHARED_ROUTE), roomToken, { message: text, replyTo: null, referenceId: randomBytes(32).toString('hex') }),
+    react: async ({ botId, roomToken }, messageId, emoji) => sender.react(await identities.replyRoute(roomToken, botId, SHARED_ROUTE), roomToken, messageId, emoji),
   });
   const firstParty = new FirstPartyToolProvider({
     nextcloud,
@@ -500,6 +515,11 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
       else if (threadReady) void threadReady.then((t) => t.notify(row), () => undefined);
       else worker.notify(row);
     },
+    reactionSeen: (roomToken, messageId) => {
+      if (thread) thread.reactionSeen(roomToken, messageId);
+      else if (threadReady) void threadReady.then((t) => t.reactionSeen(roomToken, messageId), () => undefined);
+      else reactionWatcher.hint(roomToken, messageId);
+    },
     idle: async (timeoutMs) => (threadReady ? (await threadReady).idle(timeoutMs) : worker.idle(timeoutMs)),
     processQueueNow: async () => (threadReady ? ((await threadReady).processQueueNow() as Promise<QueueRunResult>) : queueProcessor.processNow()),
     settingsChanged: async () => {
@@ -529,12 +549,12 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     logger,
     routers: [
       lifecycleRoutes({ init, enabled, logger }),
-      talkWebhookRoutes([SHARED_ROUTE], { inbox, index, logger, notify: (row) => processing.notify(row), observe: (ms) => metrics.recordWebhook(ms), alsoRelevant: (room, actor, rawText) =>
+      talkWebhookRoutes([SHARED_ROUTE], { inbox, index, logger, notify: (row) => processing.notify(row), onReaction: (room, id) => processing.reactionSeen(room, id), observe: (ms) => metrics.recordWebhook(ms), alsoRelevant: (room, actor, rawText) =>
           // The processing thread records pending confirmations; a reply that looks like one is kept either way.
           confirmations.mightConcern(room, actor, rawText) || parseConfirmationReply(rawText, { affirmatives: DEFAULT_AFFIRMATIVES, negatives: DEFAULT_NEGATIVES }) !== null,
       }),
       // The bots' own Talk identities (`/talk_bot_<bot id>`): the same intake, seeing only their bot (S14).
-      dedicatedWebhookRoutes({ inbox, index, logger, notify: (row) => processing.notify(row), observe: (ms) => metrics.recordWebhook(ms), alsoRelevant: (room, actor, rawText) =>
+      dedicatedWebhookRoutes({ inbox, index, logger, notify: (row) => processing.notify(row), onReaction: (room, id) => processing.reactionSeen(room, id), observe: (ms) => metrics.recordWebhook(ms), alsoRelevant: (room, actor, rawText) =>
           confirmations.mightConcern(room, actor, rawText) || parseConfirmationReply(rawText, { affirmatives: DEFAULT_AFFIRMATIVES, negatives: DEFAULT_NEGATIVES }) !== null,
       }),
       wikiFileEventRoutes({ onFileEvent: () => processing.wikiFileEvent(), logger }),
@@ -579,6 +599,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   // WAL checkpoints (and their fsyncs) off every event loop, where the Talk worker runs.
   const checkpointer = runsWorker && database.files ? await Checkpointer.start(database.files, { logger }) : null;
   if (runsWorker) await worker.start();
+  if (runsWorker) reactionWatcher.wake();
   if (runsWorker) queueProcessor.start(options.queuePollMs ?? 15_000);
   // Ingestion jobs run where the Talk worker runs (never in the HTTP role); their housekeeping too.
   if (runsWorker) await knowledge.start();
@@ -690,6 +711,8 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     metrics.stop();
     if (threadReady) await (await threadReady.catch(() => null))?.stop();
     await worker.stop();
+    reactionWatcher.close();
+    await reactionWatcher.idle();
     inbox.stop();
     await queueProcessor.stop();
     await mcpProviders.close();

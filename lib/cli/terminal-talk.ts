@@ -90,6 +90,8 @@ export class TerminalTalk {
       send: async (route, _roomToken, msg) => {
         if (!this.#muted) this.#options.print(msg.message, msg, route);
       },
+      // The bot's ✅/❌ on a confirmation request: the terminal has no message to put it on, and the answer says what was done.
+      react: async () => undefined,
     };
     const replyLog: ReplyRecord = {
       list: async (inboxId) => (this.#chunks.get(inboxId) ?? []).map((c) => ({ ...c })),

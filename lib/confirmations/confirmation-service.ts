@@ -3,7 +3,7 @@
 // itself. Only the same user, in the same room, to the same bot, with an unedited Talk
 // `Create` message of the form "yes <code>" runs it: once, atomically, after checking the
 // authorisation and the object's state again. The model never produces the arguments again.
-import { randomInt, randomUUID } from 'node:crypto';
+import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { Logger } from '../log/logger.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
@@ -17,128 +17,40 @@ import { actionHash } from './canonical.ts';
 import { canonicalJson } from '../validation/canonical-json.ts';
 import { ConfirmationStore, type ConfirmationRow } from './confirmation-store.ts';
 import { confirmationTexts, type ConfirmationTexts } from './confirmation-texts.ts';
+import {
+  firstText,
+  toStored,
+  type AuthorizationCheck,
+  type BotLookup,
+  type ConfirmationExecutor,
+  type NotificationPayload,
+  type ProposedAction,
+  type ReplyContext,
+  type ReplyOutcome,
+  type ReplyStatus,
+  type RequestedConfirmation,
+  type SecretSealer,
+  type StoredAction,
+} from './confirmation-types.ts';
 
 export const CONFIRMATION_TTL_MS = 10 * 60_000;
 /** How long after expiry a late reply is still answered with the reason. */
 const REPLY_GRACE_MS = 60 * 60_000;
 const MAX_RESULT_CHARS = 2000;
 
-export interface ProposedAction {
-  providerId: string;
-  tool: string;
-  args: Record<string, unknown>;
-  binding: Record<string, unknown>;
-  /** Values that must never wait in storage as plain text; sealed with `sealer` until the action runs. */
-  secrets?: Record<string, string>;
-  /** What will happen, e.g. "delete the file /a.txt (file id 38) to the trash bin". */
-  description: string;
-  /** Why it needs confirmation, e.g. "deleting a file". */
-  reason: string;
-  /** How the call ran (mode, agent profile id, scope); the action runs the same way once confirmed. */
-  execution?: Record<string, unknown>;
-}
-
-export interface StoredAction {
-  id: string;
-  userUid: string;
-  botId: string;
-  roomToken: string;
-  providerId: string;
-  tool: string;
-  args: Record<string, unknown>;
-  binding: Record<string, unknown>;
-  /** Unsealed only for the executor, while the confirmed action runs; absent otherwise. */
-  secrets?: Record<string, string>;
-  description: string;
-  hash: string;
-  createdAt: number;
-  expiresAt: number;
-  /** How the call was requested (mode, agent profile id, scope); null for user-mode actions of older versions. */
-  execution?: Record<string, unknown> | null;
-}
-
-/** Implemented by tool providers whose actions can wait for a confirmation. */
-export interface ConfirmationExecutor {
-  readonly id: string;
-  /** Runs exactly the stored action as `user`, after checking the object's state again. */
-  executeConfirmed(action: StoredAction, user: ActingUser): Promise<ToolResult>;
-}
-
-export interface NotificationPayload {
-  params: {
-    object: string;
-    object_id: string;
-    subject_type: string;
-    subject_params: {
-      rich_subject: string;
-      rich_subject_params: Record<string, { type: string; id: string; name: string }>;
-      rich_message: string;
-      rich_message_params: Record<string, { type: string; id: string; name: string }>;
-      link?: string;
-    };
-  };
-}
-
-export interface RequestedConfirmation {
-  id: string;
-  code: string;
-  expiresAt: number;
-  /** The text the server posts in the room (never the model). */
-  text: string;
-  /** For the user alone, outside one-to-one rooms (moderators can edit bot messages, S7). */
-  notification: NotificationPayload | null;
-  /** Ids of the user's older pending actions in this room with this bot, now cancelled. */
-  superseded: string[];
-}
-
-export type ReplyStatus =
-  | 'executed'
-  | 'failed'
-  | 'cancelled'
-  | 'code-mismatch'
-  | 'missing-code'
-  | 'expired'
-  | 'already-used'
-  | 'interrupted'
-  | 'superseded'
-  | 'not-yours'
-  | 'other-room'
-  | 'not-addressed';
-
-export type ReplyOutcome =
-  | { handled: false }
-  | {
-      handled: true;
-      status: ReplyStatus;
-      /** The bot whose pending action this was (the identity the server answers as); null if unknown. */
-      botId: string | null;
-      /** The text the server posts in answer. */
-      reply: string;
-      /** The executed action's result, when it ran. */
-      result?: ToolResult;
-      action?: StoredAction;
-    };
-
-export interface ReplyContext {
-  /** The verified author (Talk confirmed the message as this user); null for guests and others. */
-  author: ActingUser | null;
-  /** The delivered webhook's type; only `Create` counts (file shares and edits are Activities). */
-  deliveredType: string;
-}
-
-export interface BotLookup {
-  get(id: string): Promise<{ mention: string; displayName: string } | null>;
-  /** mention → bot id of active bots. */
-  activeMentions(): Promise<Map<string, string>>;
-}
-
-export type AuthorizationCheck = (action: StoredAction, user: ActingUser) => Promise<{ ok: true } | { ok: false; reason: string }>;
-
-/** Encrypts secret arguments at rest (the vault); `name` binds a ciphertext to its confirmation. */
-export interface SecretSealer {
-  encrypt(name: string, plaintext: string): Promise<string>;
-  decrypt(name: string, ciphertext: string): Promise<string>;
-}
+export type {
+  AuthorizationCheck,
+  BotLookup,
+  ConfirmationExecutor,
+  NotificationPayload,
+  ProposedAction,
+  ReplyContext,
+  ReplyOutcome,
+  ReplyStatus,
+  RequestedConfirmation,
+  SecretSealer,
+  StoredAction,
+} from './confirmation-types.ts';
 
 export interface ConfirmationServiceOptions {
   db: Kysely<Database>;
@@ -157,8 +69,8 @@ export interface ConfirmationServiceOptions {
   words?: () => ConfirmationOptions | Promise<ConfirmationOptions>;
   /** Whether the room is one-to-one, from Talk's room API as the user (S5). */
   isOneToOne?: (user: ActingUser, roomToken: string) => Promise<boolean>;
-  /** Posts the server's own message into the room as the bot. */
-  postToRoom?: (target: { botId: string; roomToken: string }, text: string) => Promise<void>;
+  /** Posts the server's own message into the room as the bot, with the given referenceId. */
+  postToRoom?: (target: { botId: string; roomToken: string }, text: string, referenceId: string) => Promise<void>;
   bots?: BotLookup;
   /** The bot answering every message in a room (always-mode), if any. */
   alwaysModeBot?: (roomToken: string) => Promise<string | null>;
@@ -167,14 +79,6 @@ export interface ConfirmationServiceOptions {
   /** Recognises referenceIds of messages the server posted as the user (see reference-ids.ts). */
   isOwnReferenceId?: (referenceId: string) => boolean;
   logger?: Logger;
-}
-
-function firstText(result: ToolResult): string {
-  const text = result.content
-    .map((c) => (c.type === 'text' && typeof (c as { text?: unknown }).text === 'string' ? (c as { text: string }).text : ''))
-    .join('\n')
-    .trim();
-  return text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS - 3)}...` : text;
 }
 
 function hhmm(ms: number): string {
@@ -186,29 +90,6 @@ function replyWords(t: ConfirmationTexts, words: ConfirmationOptions): { yes: st
   const yes = parseConfirmationReply(`${t.words.yes} 0000`, words)?.answer === 'yes' ? t.words.yes : 'yes';
   const no = parseConfirmationReply(t.words.no, words)?.answer === 'no' ? t.words.no : 'no';
   return { yes, no };
-}
-
-function parseJsonObject(text: string): Record<string, unknown> {
-  const v: unknown = JSON.parse(text);
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
-}
-
-function toStored(row: ConfirmationRow): StoredAction {
-  return {
-    id: row.id,
-    userUid: row.user_uid,
-    botId: row.bot_id,
-    roomToken: row.room_token,
-    providerId: row.provider_id,
-    tool: row.tool_name,
-    args: parseJsonObject(row.args),
-    binding: parseJsonObject(row.binding),
-    description: row.description,
-    hash: row.action_hash,
-    createdAt: Number(row.created_at),
-    expiresAt: Number(row.expires_at),
-    execution: row.execution ? parseJsonObject(row.execution) : null,
-  };
 }
 
 function sealName(id: string): string {
@@ -230,6 +111,9 @@ export class ConfirmationService {
   readonly #words: () => ConfirmationOptions | Promise<ConfirmationOptions>;
   readonly #opts: ConfirmationServiceOptions;
   readonly #executors = new Map<string, ConfirmationExecutor>();
+  /** Told when a request was posted, and when one ended (✅ run, ❌ declined or failed). */
+  readonly #posted: Array<(id: string) => void> = [];
+  readonly #settled: Array<(row: ConfirmationRow, ok: boolean) => void> = [];
   /** `room:<token>` / `actor:users/<uid>` → until when a reply there may concern a confirmation. */
   readonly #index = new Map<string, number>();
   /** The last loaded reply words, for the synchronous webhook check. */
@@ -250,6 +134,16 @@ export class ConfirmationService {
   registerExecutor(executor: ConfirmationExecutor): void {
     if (this.#executors.has(executor.id)) throw new Error(`a confirmation executor ${executor.id} is already registered`);
     this.#executors.set(executor.id, executor);
+  }
+
+  /** `posted(id)` after a request is in the room; `settled(row, ok)` once it ran (ok) or was declined or failed. */
+  watch(listener: { posted?: (id: string) => void; settled?: (row: ConfirmationRow, ok: boolean) => void }): void {
+    if (listener.posted) this.#posted.push(listener.posted);
+    if (listener.settled) this.#settled.push(listener.settled);
+  }
+
+  #tellSettled(row: ConfirmationRow, ok: boolean): void {
+    for (const fn of this.#settled) fn(row, ok);
   }
 
   /** Loads the webhook's relevance index from storage (call at start-up). */
@@ -293,6 +187,8 @@ export class ConfirmationService {
     const args = JSON.parse(canonicalJson(action.args)) as Record<string, unknown>;
     const binding = JSON.parse(canonicalJson(action.binding)) as Record<string, unknown>;
     const id = randomUUID();
+    // Unguessable until posted: the request's Talk message is found by it (a 👍 on it answers, issue 23).
+    const referenceId = randomBytes(32).toString('hex');
     const sealed = await this.#seal(id, action.secrets);
     const execution = action.execution ? canonicalJson(action.execution) : null;
     const hash = actionHash({ userUid: user.uid, botId: ctx.botId, roomToken: ctx.roomToken, providerId: action.providerId, tool: action.tool, args, binding, sealed, execution });
@@ -318,6 +214,8 @@ export class ConfirmationService {
       result: null,
       updated_at: now,
       execution,
+      talk_reference_id: referenceId,
+      talk_message_id: null,
     });
     this.#remember(ctx.roomToken, user.uid, expiresAt);
     const bot = (await this.#opts.bots?.get(ctx.botId).catch(() => null)) ?? null;
@@ -330,11 +228,12 @@ export class ConfirmationService {
       t.requestAction({ mention: bot ? bot.mention : null, description: action.description }),
       t.requestReason({ reason: action.reason }),
       t.requestHowTo({ uid: user.uid, minutes, time: hhmm(expiresAt), confirm: say(`${replies.yes} ${code}`), cancel: say(replies.no) }),
+      t.requestReactions(),
       ...(superseded.length > 0 ? [t.requestSupersedes()] : []),
     ].join('\n');
     const oneToOne = this.#opts.isOneToOne ? await this.#opts.isOneToOne(user, ctx.roomToken).catch(() => false) : false;
     const notification = oneToOne ? null : this.#notification(t, replies, id, code, action, expiresAt, ctx.roomToken);
-    return { id, code, expiresAt, text, notification, superseded };
+    return { id, code, expiresAt, text, notification, superseded, referenceId };
   }
 
   async #seal(id: string, secrets: Record<string, string> | undefined): Promise<string | null> {
@@ -376,8 +275,9 @@ export class ConfirmationService {
     let notified = false;
     if (this.#opts.postToRoom && ctx.roomToken !== null) {
       try {
-        await this.#opts.postToRoom({ botId: ctx.botId, roomToken: ctx.roomToken }, requested.text);
+        await this.#opts.postToRoom({ botId: ctx.botId, roomToken: ctx.roomToken }, requested.text, requested.referenceId);
         posted = true;
+        for (const fn of this.#posted) fn(requested.id);
       } catch (err) {
         this.#opts.logger?.warn({ err, roomToken: ctx.roomToken }, 'could not post a confirmation request');
       }
@@ -438,8 +338,7 @@ export class ConfirmationService {
 
     if (parsed?.answer === 'no') {
       if (!active) return { handled: false };
-      const cancelled = await this.#store.transition(active.id, 'pending', 'cancelled', now);
-      return cancelled ? this.#answer('cancelled', active, t.cancelled({ description: active.description })) : this.#answer('already-used', active, t.noLongerPending());
+      return this.#decline(active, now);
     }
 
     if (bare) {
@@ -453,11 +352,12 @@ export class ConfirmationService {
       if (active.code !== code) {
         const attempts = await this.#store.countAttempt(active.id, now);
         if (attempts >= this.#maxAttempts && (await this.#store.transition(active.id, 'pending', 'cancelled', now))) {
+          this.#tellSettled(active, false);
           return this.#answer('cancelled', active, t.tooManyWrongCodes());
         }
         return this.#answer('code-mismatch', active, t.codeMismatch());
       }
-      return this.#run(active, message, author, now);
+      return this.#run(active, message.messageId, message.roomToken, author, now);
     }
 
     const sameCode = mineAddressed.find((r) => r.code === code);
@@ -502,10 +402,44 @@ export class ConfirmationService {
     return { handled: true, status, botId: otherRoom ? null : row.bot_id, reply, action: toStored(row) };
   }
 
-  async #run(row: ConfirmationRow, message: ParsedMessage, user: ActingUser, now: number): Promise<ReplyOutcome> {
+  /**
+   * A 👍 (`yes`) or 👎 (`no`) by `reactor` on the request's Talk message `messageId` (issue 23). The
+   * reactor was read from Talk's reaction list as the requester; the same atomic consume, hash, state
+   * and authorisation checks as "yes <code>" apply. `handled: false` when it concerns nothing pending.
+   */
+  async handleReaction(id: string, reactor: ActingUser, answer: 'yes' | 'no', messageId: string): Promise<ReplyOutcome> {
+    const row = await this.#store.get(id);
+    if (!row || row.status !== 'pending' || row.user_uid !== reactor.uid || row.talk_message_id !== messageId) return { handled: false };
+    const now = this.#now();
+    if (Number(row.expires_at) <= now) {
+      await this.#store.transition(row.id, 'pending', 'expired', now);
+      return { handled: false };
+    }
+    if (answer === 'no') return this.#decline(row, now);
+    return this.#run(row, `reaction:${messageId}`, row.room_token, reactor, now);
+  }
+
+  async #decline(row: ConfirmationRow, now: number): Promise<ReplyOutcome> {
+    const t = confirmationTexts();
+    if (!(await this.#store.transition(row.id, 'pending', 'cancelled', now))) return this.#answer('already-used', row, t.noLongerPending());
+    this.#tellSettled(row, false);
+    return this.#answer('cancelled', row, t.cancelled({ description: row.description }));
+  }
+
+  /** The request's Talk message id, once found by its referenceId. */
+  async setTalkMessageId(id: string, messageId: string): Promise<void> {
+    await this.#store.setTalkMessageId(id, messageId, this.#now());
+  }
+
+  /** Pending requests posted with a referenceId (what the reaction watcher reads). */
+  async pendingRequests(): Promise<ConfirmationRow[]> {
+    return this.#store.pendingPosted(this.#now());
+  }
+
+  async #run(row: ConfirmationRow, consumedBy: string, roomToken: string, user: ActingUser, now: number): Promise<ReplyOutcome> {
     const t = confirmationTexts();
     // Consumed before anything runs, in its own transaction: a resumed or repeated reply finds it used.
-    if (!(await this.#store.consume(row.id, message.messageId, now))) {
+    if (!(await this.#store.consume(row.id, consumedBy, now))) {
       return this.#answer('already-used', row, t.alreadyUsed());
     }
     const action = toStored(row);
@@ -513,11 +447,12 @@ export class ConfirmationService {
     const publicAction = toStored(row);
     const finish = async (status: 'done' | 'failed', text: string, result?: ToolResult): Promise<ReplyOutcome> => {
       await this.#store.transition(row.id, 'running', status, this.#now(), text.slice(0, MAX_RESULT_CHARS));
+      this.#tellSettled(row, status === 'done');
       const reply = status === 'done' ? t.done({ description: action.description }) : t.notDone({ description: action.description, detail: text });
       return { handled: true, status: status === 'done' ? 'executed' : 'failed', botId: row.bot_id, reply, action: publicAction, ...(result ? { result } : {}) };
     };
     const recomputed = actionHash({ userUid: action.userUid, botId: action.botId, roomToken: action.roomToken, providerId: action.providerId, tool: action.tool, args: action.args, binding: action.binding, sealed: row.sealed_secrets, execution: row.execution ?? null });
-    if (recomputed !== row.action_hash || action.userUid !== user.uid || action.roomToken !== message.roomToken) {
+    if (recomputed !== row.action_hash || action.userUid !== user.uid || action.roomToken !== roomToken) {
       this.#opts.logger?.error({ confirmation: row.id }, 'stored action does not match its hash; refused');
       return finish('failed', t.integrityFailed());
     }

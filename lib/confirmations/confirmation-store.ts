@@ -97,4 +97,21 @@ export class ConfirmationStore {
     const res = await this.#db.deleteFrom('pending_confirmations').where('expires_at', '<', before).executeTakeFirst();
     return Number(res.numDeletedRows);
   }
+
+  async setTalkMessageId(id: string, messageId: string, now: number): Promise<void> {
+    await this.#db.updateTable('pending_confirmations').set({ talk_message_id: messageId, updated_at: now }).where('id', '=', id).where('status', '=', 'pending').execute();
+  }
+
+  /** Unexpired pending rows whose request was posted with a referenceId (the reaction watcher's work). */
+  async pendingPosted(now: number): Promise<ConfirmationRow[]> {
+    return this.#db
+      .selectFrom('pending_confirmations')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .where('expires_at', '>', now)
+      .where('talk_reference_id', 'is not', null)
+      .orderBy('created_at', 'asc')
+      .limit(1000)
+      .execute();
+  }
 }

@@ -30,6 +30,10 @@ export interface PendingConfirmationsTable {
   updated_at: number;
   /** Canonical JSON of how the action was requested (mode, profile id, scope; migration 0014); null for older rows. */
   execution?: string | null;
+  /** The referenceId the request was posted with (migration 0016); null for older rows. */
+  talk_reference_id?: string | null;
+  /** Talk's id of the posted request, once found in the chat by `talk_reference_id` (migration 0016). */
+  talk_message_id?: string | null;
 }
 
 export interface ConfirmationTables {

@@ -15,6 +15,8 @@ export interface ConfirmationTexts {
   requestReason(p: { reason: string }): string;
   requestHowTo(p: { uid: string; minutes: number; time: string; confirm: string; cancel: string }): string;
   requestSupersedes(): string;
+  /** Issue 23: a 👍/👎 on the request answers it too. */
+  requestReactions(): string;
 
   // The notification for the user alone.
   notificationSubject(): string;
@@ -54,6 +56,7 @@ const en: ConfirmationTexts = {
   requestHowTo: ({ uid, minutes, time, confirm, cancel }) =>
     `Only ${uid} can confirm it, in this conversation, within ${minutes} minutes (until ${time} UTC): answer \`${confirm}\` to go ahead, or \`${cancel}\` to cancel.`,
   requestSupersedes: () => 'Your previous pending request in this conversation is cancelled.',
+  requestReactions: () => 'You can also react 👍 to this message to go ahead, or 👎 to cancel.',
 
   notificationSubject: () => 'Confirmation needed: {action}',
   notificationMessage: ({ yes, no, code, time }) => `To go ahead, answer "${yes} ${code}" to the bot in the conversation before ${time} UTC. If you did not ask for this, answer "${no}".`,
@@ -90,6 +93,7 @@ const de: ConfirmationTexts = {
   requestHowTo: ({ uid, minutes, time, confirm, cancel }) =>
     `Bestätigen kann nur ${uid}, in dieser Unterhaltung und innerhalb von ${minutes === 1 ? '1 Minute' : `${minutes} Minuten`} (bis ${time} UTC): Zum Ausführen mit \`${confirm}\` antworten, zum Abbrechen mit \`${cancel}\`.`,
   requestSupersedes: () => 'Die vorherige offene Anfrage in dieser Unterhaltung ist damit abgebrochen.',
+  requestReactions: () => 'Alternativ mit 👍 auf diese Nachricht ausführen oder mit 👎 abbrechen.',
 
   notificationSubject: () => 'Bestätigung erforderlich: {action}',
   notificationMessage: ({ yes, no, code, time }) =>

@@ -28,10 +28,16 @@ export async function hostProcessing(port: Port, build: (refreshHttpIndex: () =>
     shutdown: async () => (await ready).close(),
   });
   port.on('message', (m: unknown) => {
-    const message = m as { type?: string; row?: HandedRow };
+    const message = m as { type?: string; row?: HandedRow; roomToken?: string; messageId?: string };
     if (message?.type === 'wiki-file-event') {
       if (application !== null) application.processing.wikiFileEvent();
       else void ready.then((a) => a.processing.wikiFileEvent());
+      return;
+    }
+    if (message?.type === 'reaction' && typeof message.roomToken === 'string' && typeof message.messageId === 'string') {
+      const { roomToken, messageId } = message;
+      if (application !== null) application.processing.reactionSeen(roomToken, messageId);
+      else void ready.then((a) => a.processing.reactionSeen(roomToken, messageId));
       return;
     }
     if (message?.type !== 'notify') return;

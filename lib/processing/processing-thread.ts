@@ -68,6 +68,11 @@ export class ProcessingThread {
     this.#worker.postMessage({ type: 'wiki-file-event' });
   }
 
+  /** A reaction webhook's hint: like notify, fire and forget (the read it brings forward needs no answer). */
+  reactionSeen(roomToken: string, messageId: string): void {
+    this.#worker.postMessage({ type: 'reaction', roomToken, messageId });
+  }
+
   idle(timeoutMs?: number): Promise<void> {
     return this.#rpc.call('idle', timeoutMs);
   }

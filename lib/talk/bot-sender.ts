@@ -1,6 +1,7 @@
 import type { Logger } from '../log/logger.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import { NextcloudError, NextcloudNetworkError, NextcloudServerError, NextcloudTimeoutError } from '../nextcloud/errors.ts';
+import { postBotReaction } from '../nextcloud/talk-reactions.ts';
 import { signBotMessage } from './bot-signature.ts';
 import type { TalkIdentities } from './talk-identities.ts';
 
@@ -27,7 +28,7 @@ function retryable(err: unknown): boolean {
 }
 
 /** Where a reply's messages go: Talk (BotSender), or the terminal playground's printer. */
-export type MessageSender = Pick<BotSender, 'send'>;
+export type MessageSender = Pick<BotSender, 'send' | 'react'>;
 
 /**
  * Posts signed bot messages (HMAC-SHA256 over random + message text with the
@@ -76,6 +77,19 @@ export class BotSender {
         const status = err instanceof NextcloudError ? err.status : 0;
         throw new BotSendError(`Talk refused the bot message (HTTP ${status || 'n/a'})`, status);
       }
+    }
+  }
+
+  /** The bot's reaction on a message (✅/❌ on a confirmation request); signed over the emoji. Not retried. */
+  async react(route: string, roomToken: string, messageId: string, reaction: string): Promise<void> {
+    const secret = await this.#identities.secret(route);
+    if (!secret) throw new BotSendError('the Talk bot is not registered', 0);
+    const { random, signature } = signBotMessage(secret, reaction);
+    try {
+      await postBotReaction(this.#nextcloud, roomToken, messageId, reaction, { 'X-Nextcloud-Talk-Bot-Random': random, 'X-Nextcloud-Talk-Bot-Signature': signature });
+    } catch (err) {
+      const status = err instanceof NextcloudError ? err.status : 0;
+      throw new BotSendError(`Talk refused the bot reaction (HTTP ${status || 'n/a'})`, status);
     }
   }
 }

@@ -15,6 +15,8 @@ export interface WebhookDeps {
   logger: Logger;
   /** Extra relevance checks (e.g. a reply to a pending confirmation). */
   alsoRelevant?: (roomToken: string, actorId: string, rawText: string) => boolean;
+  /** A reaction (`Like`) on a message: only a hint to read a pending confirmation's reactions soon (issue 23). */
+  onReaction?: (roomToken: string, messageId: string) => void;
   /** Wakes the worker after an insert, handing it the row where the inbox knows it. */
   notify: (row?: HandedRow) => void;
   maxBodyBytes?: number;
@@ -73,6 +75,13 @@ async function accept(route: string, req: Request, res: Response, deps: WebhookD
     }
     deps.logger.warn({ route, detail: parsed.detail }, 'malformed Talk delivery refused');
     res.status(400).json({ error: { code: 'invalid_event', message: parsed.detail } });
+    return;
+  }
+  // Its actor is the reacted message's author, not who reacted (test/fixtures/nextcloud33/talk-21-reactions.json):
+  // nothing is stored; the processing side reads the reactions as the requester.
+  if (parsed.event.type === 'Like') {
+    deps.onReaction?.(parsed.event.target.id, parsed.event.object.id);
+    answer(res, 'ignored');
     return;
   }
   const message = parseWebhookMessage(parsed.event);

@@ -398,7 +398,8 @@ for (const dialect of DIALECTS) {
           first.lines[3],
           `Bestätigen kann nur alice, in dieser Unterhaltung und innerhalb von 10 Minuten (bis 09:10 UTC): Zum Ausführen mit \`@tutor ja ${first.code}\` antworten, zum Abbrechen mit \`@tutor nein\`.`,
         );
-        assert.equal(first.lines.length, 4);
+        assert.equal(first.lines[4], 'Alternativ mit 👍 auf diese Nachricht ausführen oder mit 👎 abbrechen.');
+        assert.equal(first.lines.length, 5);
         assert.equal(subject()?.rich_subject, 'Bestätigung erforderlich: {action}');
         assert.equal(subject()?.rich_message, `Zum Ausführen dem Bot in der Unterhaltung bis 09:10 UTC mit „ja ${first.code}“ antworten. Falls das nicht angefragt wurde, mit „nein“ antworten.`);
 
@@ -445,6 +446,7 @@ for (const dialect of DIALECTS) {
       assert.match(english.lines[1] ?? '', /^@tutor was asked to delete the file \/en\/file\.txt \(file id \d+\) to the trash bin\.$/);
       assert.equal(english.lines[2], 'This needs your confirmation because it means deleting a file.');
       assert.match(english.lines[3] ?? '', new RegExp(`^Only alice can confirm it, in this conversation, within 10 minutes \\(until \\d\\d:\\d\\d UTC\\): answer \`@tutor yes ${english.code}\` to go ahead, or \`@tutor no\` to cancel\\.$`));
+      assert.equal(english.lines[4], 'You can also react 👍 to this message to go ahead, or 👎 to cancel.');
       assert.equal(subject()?.rich_subject, 'Confirmation needed: {action}');
       assert.match(subject()?.rich_message ?? '', new RegExp(`^To go ahead, answer "yes ${english.code}" to the bot in the conversation before \\d\\d:\\d\\d UTC\\. If you did not ask for this, answer "no"\\.$`));
       const wrong = english.code === '1111' ? '2222' : '1111';

@@ -10,6 +10,7 @@ import type { HandedRow } from '../../lib/talk/inbox.ts';
 function recordingApplication(log: string[]): HostedApplication {
   const processing: ProcessingControl = {
     notify: (row?: HandedRow) => void log.push(`notify ${row?.id ?? '-'}`),
+    reactionSeen: (roomToken, messageId) => void log.push(`reaction ${roomToken}/${messageId}`),
     idle: async () => void log.push('idle'),
     processQueueNow: async () => ({ processed: 0, failed: 0, remaining: 0 }) as never,
     settingsChanged: async () => void log.push('settingsChanged'),
@@ -61,6 +62,28 @@ describe('processing thread host', () => {
     assert.deepEqual(await runtime, { seconds: 30 });
     await new Promise((resolve) => setTimeout(resolve, 20));
     assert.deepEqual(log, ['built', 'notify 7', 'idle', 'notify -', 'wikiFileEvent', 'ready']);
+    http.close();
+    processingPort.close();
+  });
+
+  it('hands a reaction webhook to the processing side, also one that arrived during the build', async () => {
+    const { port1: processingPort, port2: httpPort } = new MessageChannel();
+    const log: string[] = [];
+    const http = new ThreadRpc(httpPort, { refreshIndex: async () => undefined });
+    let finishBuild!: () => void;
+    const buildMayFinish = new Promise<void>((resolve) => (finishBuild = resolve));
+    const hosted = hostProcessing(processingPort, async () => {
+      await buildMayFinish;
+      return recordingApplication(log);
+    });
+    httpPort.postMessage({ type: 'reaction', roomToken: 'room1', messageId: '7' });
+    httpPort.postMessage({ type: 'reaction', roomToken: 42, messageId: '8' });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    finishBuild();
+    await hosted;
+    httpPort.postMessage({ type: 'reaction', roomToken: 'room1', messageId: '9' });
+    await http.call('idle', 1000);
+    assert.deepEqual(log.filter((l) => l.startsWith('reaction')), ['reaction room1/7', 'reaction room1/9'], 'a malformed one is dropped');
     http.close();
     processingPort.close();
   });

@@ -27,7 +27,7 @@ export class RecordingConfirmations implements ConfirmationRequester {
   async requestConfirmation(ctx: InvocationContext, action: ProposedAction): Promise<RequestedConfirmation> {
     const id = `req-${++this.#n}`;
     this.requests.push({ ctx, action, id });
-    return { id, code: '4821', expiresAt: NOW + 600_000, text: `confirm ${action.description}`, notification: null, superseded: [] };
+    return { id, code: '4821', expiresAt: NOW + 600_000, text: `confirm ${action.description}`, notification: null, superseded: [], referenceId: 'f'.repeat(64) };
   }
 
   /** A recorded request as the confirmation service hands it to the executor (secrets unsealed). */

@@ -1,4 +1,6 @@
 // Talk (spreed 19): rooms, chat, bots, and the webhook AppAPI forwards (captures 24, 32–34, 40–43, 50–52, 60–69).
+// Reactions by users, and the Like/Undo webhooks of a bot with the `reaction` feature, as Talk 21 does them
+// (test/fixtures/nextcloud33/talk-21-reactions.json).
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ocsData, ocsFailure, phpJson } from './ocs.ts';
 import type { FakeReply } from './ocs.ts';
@@ -53,6 +55,8 @@ export interface TalkBot {
   secret: string;
   url: string;
   urlHash: string;
+  /** Talk's bot features; AppAPI registers `webhook` and `response` (capture talk-21-reactions.json). */
+  features: Set<'webhook' | 'response' | 'event' | 'reaction'>;
 }
 
 export interface BotMessageRecord {
@@ -209,6 +213,8 @@ export class FakeTalk {
   readonly botReactions: BotReactionRecord[] = [];
   readonly webhooks: WebhookDelivery[] = [];
   webhookHandler: WebhookHandler | null = null;
+  /** When each reaction was added: `<message id>/<emoji>/<actor key>` → seconds. */
+  readonly #reactedAt = new Map<string, number>();
 
   readonly #users: UserDirectory;
   readonly #appId: string;
@@ -247,6 +253,7 @@ export class FakeTalk {
       secret: opts.secret,
       url,
       urlHash: sha1Hex(url),
+      features: new Set(['webhook', 'response']),
     };
     this.bots.set(bot.talkId, bot);
     return bot;
@@ -263,6 +270,13 @@ export class FakeTalk {
   botByRoute(route: string): TalkBot | undefined {
     const r = route.replace(/^\/+/, '');
     return [...this.bots.values()].find((b) => b.route === r);
+  }
+
+  /** `occ talk:bot:state <id> 1 -f …`: the bot's features (only `reaction` changes what it receives here). */
+  setBotFeatures(route: string, features: Array<'webhook' | 'response' | 'event' | 'reaction'>): void {
+    const bot = this.botByRoute(route);
+    if (!bot) throw new Error(`no Talk bot registered for route ${route}`);
+    bot.features = new Set(features);
   }
 
   enableBotInRoom(token: string, route: string): void {
@@ -452,6 +466,63 @@ export class FakeTalk {
     return system;
   }
 
+  /**
+   * A user's reaction as `POST`/`DELETE reaction/{token}/{messageId}` does it: 201 added, 200 already
+   * there (POST) or removed (DELETE), 404 unknown or not reacted, 400 on a system message.
+   */
+  async userReaction(token: string, uid: string, messageId: number, reaction: string, method: 'POST' | 'DELETE'): Promise<{ status: number; data?: Record<string, unknown> }> {
+    const room = this.room(token);
+    if (!room.participant(uid)) return { status: 404 };
+    const target = room.message(messageId);
+    if (!target) return { status: 404 };
+    if (target.messageType === 'system' || target.messageType === 'comment_deleted' || reaction === '') return { status: 400 };
+    const key = actorKey('users', uid);
+    const actors = target.reactions.get(reaction) ?? new Set<string>();
+    const actor = { actorType: 'users' as const, actorId: uid };
+    if (method === 'POST') {
+      if (actors.has(key)) return { status: 200, data: this.reactionsOf(target) };
+      actors.add(key);
+      target.reactions.set(reaction, actors);
+      this.#reactedAt.set(`${target.id}/${reaction}/${key}`, this.#seconds());
+      // The "reaction" system message reaches no bot; a bot with the reaction feature gets a Like.
+      this.#append(room, actor, reaction, { systemMessage: 'reaction', replyTo: target.id });
+      await this.#deliver(this.#queueReaction(room, target, reaction, true));
+      return { status: 201, data: this.reactionsOf(target) };
+    }
+    if (!actors.has(key)) return { status: 404 };
+    actors.delete(key);
+    if (actors.size === 0) target.reactions.delete(reaction);
+    this.#reactedAt.delete(`${target.id}/${reaction}/${key}`);
+    const original = room.messages.find((x) => x.systemMessage === 'reaction' && x.replyTo === target.id && x.actorId === uid && x.message === reaction);
+    if (original) {
+      original.systemMessage = 'reaction_deleted';
+      original.message = 'Reaction deleted by author';
+      original.messageParameters = {};
+    }
+    // Activity reaction_revoked (as the user), then Undo (as the author): capture talk-21-reactions.json, step 17.
+    const revoked = this.#append(room, actor, '{actor} deleted a reaction', { systemMessage: 'reaction_revoked', parameters: { actor: this.#userParam(uid) }, replyTo: target.id });
+    await this.#fireAndWait(room, revoked);
+    await this.#deliver(this.#queueReaction(room, target, reaction, false));
+    return { status: 200, data: this.reactionsOf(target) };
+  }
+
+  /** `GET reaction/{token}/{messageId}`: emoji → who, newest first (capture talk-21-reactions.json, step 05). */
+  reactionsOf(target: FakeChatMessage, only?: string): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const [emoji, actors] of target.reactions) {
+      if (actors.size === 0 || (only !== undefined && only !== emoji)) continue;
+      out[emoji] = [...actors].reverse().map((k) => {
+        const slash = k.indexOf('/');
+        const actorType = k.slice(0, slash);
+        const actorId = k.slice(slash + 1);
+        const bot = actorType === 'bots' ? [...this.bots.values()].find((b) => `bot-${b.urlHash}` === actorId) : undefined;
+        const actorDisplayName = actorType === 'users' ? this.#users.displayName(actorId) : bot ? this.#botDisplayName(bot) : actorId;
+        return { actorType, actorId, actorDisplayName, timestamp: this.#reactedAt.get(`${target.id}/${emoji}/${k}`) ?? 0 };
+      });
+    }
+    return out;
+  }
+
   #edit(room: FakeRoom, target: FakeChatMessage, newText: string, editorId: string): FakeChatMessage {
     if (isFileShare(target)) {
       target.message = newText;
@@ -483,6 +554,30 @@ export class FakeTalk {
       const bot = this.bots.get(talkId);
       if (!bot) continue;
       const delivery: WebhookDelivery = { route: bot.route, token: room.token, messageId: msg.id, body: this.webhookBodyFor(msg, { route: bot.route }) };
+      this.webhooks.push(delivery);
+      out.push(delivery);
+    }
+    return out;
+  }
+
+  /**
+   * Like (a reaction added) and Undo (removed), only to bots with the `reaction` feature. Talk 21's
+   * BotService::afterReactionAdded names the reacted message's AUTHOR as the actor, never who reacted
+   * (capture talk-21-reactions.json, step 17).
+   */
+  #queueReaction(room: FakeRoom, target: FakeChatMessage, reaction: string, added: boolean): WebhookDelivery[] {
+    const out: WebhookDelivery[] = [];
+    for (const talkId of room.enabledBots) {
+      const bot = this.bots.get(talkId);
+      if (!bot?.features.has('reaction')) continue;
+      const actorName = target.actorType === 'users' ? this.#users.displayName(target.actorId) : target.actorDisplayName;
+      const actor = { type: 'Person', id: `${target.actorType}/${target.actorId}`, name: actorName };
+      const note = { type: 'Note', id: String(target.id), name: '', content: phpJson({ message: target.message, parameters: phpParams(target.messageParameters) }), mediaType: 'text/markdown' };
+      const collection = { type: 'Collection', id: room.token, name: room.storedName };
+      const like = { type: 'Like', actor, object: note, target: collection, content: reaction };
+      const event = added ? like : { type: 'Undo', actor, object: like, target: collection };
+      const body = phpJson({ appId: this.#appId, route: bot.route, _route: 'ocs.app_api.talkbot.proxytalkmessage', ...event });
+      const delivery: WebhookDelivery = { route: bot.route, token: room.token, messageId: target.id, body };
       this.webhooks.push(delivery);
       out.push(delivery);
     }
@@ -903,7 +998,7 @@ export class FakeTalk {
             last_error_date: 0,
             last_error_message: null,
             state: 1,
-            features: 3,
+            features: (b.features.has('webhook') ? 1 : 0) | (b.features.has('response') ? 2 : 0) | (b.features.has('event') ? 4 : 0) | (b.features.has('reaction') ? 8 : 0),
           }));
           return ocsData(ctx.version, ctx.format, list);
         },
@@ -953,6 +1048,33 @@ export class FakeTalk {
           return done(201);
         },
       },
+      {
+        method: 'GET',
+        path: new RegExp(`^${S}/v1/reaction/([^/]+)/(\\d+)$`),
+        access: 'public',
+        csrf: true,
+        handle: (ctx, m) => {
+          const room = participantRoom(ctx, m[1] ?? '');
+          const target = room?.message(Number(m[2]));
+          if (!room || !target) return notFound(ctx);
+          const only = ctx.params['reaction'] === undefined ? undefined : String(ctx.params['reaction']);
+          const list = this.reactionsOf(target, only);
+          return ocsData(ctx.version, ctx.format, Object.keys(list).length === 0 ? [] : list);
+        },
+      },
+      ...(['POST', 'DELETE'] as const).map((method) => ({
+        method,
+        path: new RegExp(`^${S}/v1/reaction/([^/]+)/(\\d+)$`),
+        access: 'public' as const,
+        csrf: true,
+        handle: async (ctx: RouteContext, m: RegExpMatchArray): Promise<FakeReply> => {
+          const room = participantRoom(ctx, m[1] ?? '');
+          if (!room) return notFound(ctx);
+          const r = await this.userReaction(room.token, ctx.user ?? '', Number(m[2]), String(ctx.params['reaction'] ?? ''), method);
+          if (!r.data) return ocsFailure(ctx.version, ctx.format, r.status, '');
+          return ocsData(ctx.version, ctx.format, Object.keys(r.data).length === 0 ? [] : r.data, r.status);
+        },
+      })),
       {
         method: 'POST',
         path: new RegExp(`^${S}/v1/bot/([^/]+)/reaction/(\\d+)$`),
@@ -1037,7 +1159,9 @@ export class FakeTalk {
       if (actors.has(key)) return done(200);
       actors.add(key);
       target.reactions.set(reaction, actors);
+      this.#reactedAt.set(`${target.id}/${reaction}/${key}`, this.#seconds());
       this.#append(room, botActor, reaction, { systemMessage: 'reaction', replyTo: target.id });
+      await this.#deliver(this.#queueReaction(room, target, reaction, true));
       return done(201);
     }
     if (!actors.has(key)) return done(404);
