@@ -88,7 +88,16 @@ export interface FakeNextcloudOptions {
   users?: FakeUser[];
   /** Clock in ms for message timestamps and records; defaults to Date.now. */
   now?: () => number;
+  /**
+   * Which real server the fake answers like where they differ (docs/NEXTCLOUD_VERSIONS.md):
+   * 29 (default; test/fixtures/nextcloud29/: Talk 19, Deck 1.13, no Collectives) or 33
+   * (test/fixtures/nextcloud33/: Talk 21 webhooks, Deck 1.17, Collectives 4.5 mounted at `.Collectives`,
+   * NC 33 capabilities).
+   */
+  version?: NextcloudVersion;
 }
+
+export type NextcloudVersion = 29 | 33;
 
 export interface RequestMatch {
   method?: string;
@@ -163,6 +172,7 @@ export class FakeNextcloud {
   readonly url: string;
   readonly appId: string;
   readonly appVersion: string;
+  readonly version: NextcloudVersion;
   readonly calls: RecordedCall[] = [];
   /** Benchmarks switch this off: thousands of recorded calls only cost the fake memory and GC. */
   recordCalls = true;
@@ -188,6 +198,7 @@ export class FakeNextcloud {
     this.url = url;
     this.appId = opts.appId;
     this.appVersion = opts.appVersion ?? '1.0.0';
+    this.version = opts.version ?? 29;
     this.#server = server;
     this.#secret = opts.appSecret;
     this.#now = opts.now ?? Date.now;
@@ -198,6 +209,12 @@ export class FakeNextcloud {
     this.dav = new FakeDav(this.users, this.#now, () => this.url);
     this.deck = new FakeDeck(this.users, this.#now);
     this.collectives = new FakeCollectivesStore(this.dav.files, this.users, this.#now);
+    if (this.version === 33) {
+      this.talk.talkVersion = 21;
+      this.deck.version = '1.17.4';
+      this.collectives.generation = 3;
+      this.collectives.defaultUserFolder = '.Collectives';
+    }
     this.#routes = [
       ...this.appApi.routes(() => this.url),
       ...teamsGroupsRoutes(this.users, this.talk, this.#now),
@@ -335,7 +352,7 @@ export class FakeNextcloud {
 
   #capabilitiesData(): unknown {
     if (this.#capabilities === null) {
-      this.#capabilities = (JSON.parse(capturedCapabilitiesBody(this.url)) as { ocs: { data: unknown } }).ocs.data;
+      this.#capabilities = (JSON.parse(capturedCapabilitiesBody(this.url, this.version)) as { ocs: { data: unknown } }).ocs.data;
     }
     return this.#capabilities;
   }
