@@ -67,6 +67,10 @@ export async function recordFiles(ctx: Context): Promise<void> {
 
 async function recordCalendar(ctx: Context): Promise<void> {
   const cal = '/remote.php/dav/calendars/alice';
+  // Names of this run: a deleted event keeps its UID in the calendar trash, and so does a calendar.
+  const run = Date.now().toString(36);
+  const calendar = `capture-${run}`;
+  const uid = `capture-event-${run}`;
   const s: Steps = {};
   const x = async (name: string, method: string, path: string, body?: string, headers: Record<string, string> = {}) => {
     const r = await ctx.appApiRaw('alice', method, path, { ...(body !== undefined ? { body } : {}), headers });
@@ -87,30 +91,31 @@ async function recordCalendar(ctx: Context): Promise<void> {
     '<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav" xmlns:cs="http://calendarserver.org/ns/" xmlns:x="http://apple.com/ns/ical/"><d:prop><d:resourcetype/><d:displayname/><cs:getctag/><c:supported-calendar-component-set/><x:calendar-color/><d:current-user-privilege-set/></d:prop></d:propfind>',
     { Depth: '1', ...XML },
   );
-  await ctx.appApiRaw('alice', 'DELETE', `${cal}/capture/`);
   await x(
     'mkcalendar',
     'MKCALENDAR',
-    `${cal}/capture/`,
+    `${cal}/${calendar}/`,
     '<?xml version="1.0"?><c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:set><d:prop><d:displayname>Capture</d:displayname><c:supported-calendar-component-set><c:comp name="VEVENT"/></c:supported-calendar-component-set></d:prop></d:set></c:mkcalendar>',
     XML,
   );
-  const ics = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//educai//capture//EN', 'BEGIN:VEVENT', 'UID:capture-event-1', 'DTSTAMP:20261201T090000Z', 'DTSTART:20261210T100000Z', 'DTEND:20261210T110000Z', 'SUMMARY:Capture meeting', 'ATTENDEE;CN=Bob;PARTSTAT=NEEDS-ACTION:mailto:bob@example.com', 'ORGANIZER;CN=Alice:mailto:alice@example.com', 'END:VEVENT', 'END:VCALENDAR', ''].join('\r\n');
-  await x('put-event', 'PUT', `${cal}/capture/capture-event-1.ics`, ics, { 'Content-Type': 'text/calendar; charset=utf-8', 'If-None-Match': '*' });
-  await x('put-event-again-if-none-match', 'PUT', `${cal}/capture/capture-event-1.ics`, ics, { 'Content-Type': 'text/calendar; charset=utf-8', 'If-None-Match': '*' });
+  const ics = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//educai//capture//EN', 'BEGIN:VEVENT', `UID:${uid}`, 'DTSTAMP:20261201T090000Z', 'DTSTART:20261210T100000Z', 'DTEND:20261210T110000Z', 'SUMMARY:Capture meeting', 'ATTENDEE;CN=Bob;PARTSTAT=NEEDS-ACTION:mailto:bob@example.com', 'ORGANIZER;CN=Alice:mailto:alice@example.com', 'END:VEVENT', 'END:VCALENDAR', ''].join('\r\n');
+  await x('put-event', 'PUT', `${cal}/${calendar}/${uid}.ics`, ics, { 'Content-Type': 'text/calendar; charset=utf-8', 'If-None-Match': '*' });
+  await x('put-event-again-if-none-match', 'PUT', `${cal}/${calendar}/${uid}.ics`, ics, { 'Content-Type': 'text/calendar; charset=utf-8', 'If-None-Match': '*' });
   await x(
     'calendar-query',
     'REPORT',
-    `${cal}/capture/`,
+    `${cal}/${calendar}/`,
     '<?xml version="1.0"?><c:calendar-query xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:prop><d:getetag/><c:calendar-data/></d:prop><c:filter><c:comp-filter name="VCALENDAR"><c:comp-filter name="VEVENT"><c:time-range start="20261201T000000Z" end="20261231T000000Z"/></c:comp-filter></c:comp-filter></c:filter></c:calendar-query>',
     { Depth: '1', ...XML },
   );
-  await x('get-event', 'GET', `${cal}/capture/capture-event-1.ics`);
-  await x('etag', 'PROPFIND', `${cal}/capture/capture-event-1.ics`, '<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d:getetag/></d:prop></d:propfind>', { Depth: '0', ...XML });
-  await x('delete-if-match-wrong', 'DELETE', `${cal}/capture/capture-event-1.ics`, undefined, { 'If-Match': '"wrong"' });
-  await x('delete', 'DELETE', `${cal}/capture/capture-event-1.ics`);
+  await x('get-event', 'GET', `${cal}/${calendar}/${uid}.ics`);
+  await x('etag', 'PROPFIND', `${cal}/${calendar}/${uid}.ics`, '<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d:getetag/></d:prop></d:propfind>', { Depth: '0', ...XML });
+  await x('delete-if-match-wrong', 'DELETE', `${cal}/${calendar}/${uid}.ics`, undefined, { 'If-Match': '"wrong"' });
+  await x('delete', 'DELETE', `${cal}/${calendar}/${uid}.ics`);
+  await x('put-same-uid-after-delete', 'PUT', `${cal}/${calendar}/${uid}.ics`, ics, { 'Content-Type': 'text/calendar; charset=utf-8', 'If-None-Match': '*' });
+  await x('put-same-uid-other-name', 'PUT', `${cal}/${calendar}/${uid}-again.ics`, ics, { 'Content-Type': 'text/calendar; charset=utf-8', 'If-None-Match': '*' });
   await x('bob-inbox-as-bob', 'PROPFIND', '/remote.php/dav/calendars/bob/inbox/', '<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d:getetag/></d:prop></d:propfind>', { Depth: '1', ...XML });
-  ctx.write('caldav-33.json', { what: 'CalDAV as the ExApp for alice: principal, calendar home, MKCALENDAR, PUT with an attendee, calendar-query with a time range, GET, ETag, conditional DELETE' }, s);
+  ctx.write('caldav-33.json', { what: 'CalDAV as the ExApp for alice: principal, calendar home, MKCALENDAR, PUT with an attendee, calendar-query with a time range, GET, ETag, conditional DELETE, the same UID again after the delete (the calendar trash keeps it)' }, s);
 }
 
 async function recordSharing(ctx: Context): Promise<void> {
