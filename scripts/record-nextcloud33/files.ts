@@ -127,9 +127,14 @@ async function recordSharing(ctx: Context): Promise<void> {
     return r.json?.ocs?.data;
   };
   await ctx.appApiRaw('alice', 'PUT', '/remote.php/dav/files/alice/shared-capture.txt', { body: 'to share\n' });
+  // A group share left by an earlier run would come back as it is: remove them first.
+  const old = (await ctx.appApi('alice', 'GET', `${API}/shares?path=${encodeURIComponent('/shared-capture.txt')}`)).json?.ocs?.data as Array<{ id: string }> | null;
+  for (const o of old ?? []) await ctx.appApi('alice', 'DELETE', `${API}/shares/${o.id}`);
   const user = await x('create-user-share', 'POST', `${API}/shares`, { path: '/shared-capture.txt', shareType: 0, shareWith: 'bob', permissions: 1 });
   await x('create-user-share-again', 'POST', `${API}/shares`, { path: '/shared-capture.txt', shareType: 0, shareWith: 'bob', permissions: 1 });
+  await x('create-user-share-again-with-edit', 'POST', `${API}/shares`, { path: '/shared-capture.txt', shareType: 0, shareWith: 'bob', permissions: 3 });
   await x('create-group-share', 'POST', `${API}/shares`, { path: '/shared-capture.txt', shareType: 1, shareWith: 'educai-students', permissions: 1 });
+  await x('create-group-share-again-with-edit', 'POST', `${API}/shares`, { path: '/shared-capture.txt', shareType: 1, shareWith: 'educai-students', permissions: 3 });
   const link = await x('create-link-with-password', 'POST', `${API}/shares`, { path: '/shared-capture.txt', shareType: 3, password: 'Capture-Link-Password-42', expireDate: '2030-06-30' });
   ctx.redactor.secret('Capture-Link-Password-42', '<REDACTED_PASSWORD>');
   await x('create-missing-path', 'POST', `${API}/shares`, { path: '/no-such-file.txt', shareType: 0, shareWith: 'bob' });
@@ -147,5 +152,5 @@ async function recordSharing(ctx: Context): Promise<void> {
   await x('delete-unknown', 'DELETE', `${API}/shares/999999`);
   const bob = await ctx.appApi('bob', 'GET', `${API}/shares?shared_with_me=true`);
   s['shared-with-me-as-bob'] = bob.exchange;
-  ctx.write('ocs-sharing-33.json', { what: 'OCS sharing as the ExApp for alice: user, group and password link shares, errors, list, get, update, sharees, delete; shared_with_me as bob' }, s);
+  ctx.write('ocs-sharing-33.json', { what: 'OCS sharing as the ExApp for alice: user, group and password link shares, the same user or group share again (also with other permissions: the existing share comes back unchanged), errors, list, get, update, sharees, delete; shared_with_me as bob' }, s);
 }

@@ -92,7 +92,7 @@ export interface FakeNextcloudOptions {
    * Which real server the fake answers like where they differ (docs/NEXTCLOUD_VERSIONS.md):
    * 29 (default; test/fixtures/nextcloud29/: Talk 19, Deck 1.13, no Collectives) or 33
    * (test/fixtures/nextcloud33/: Talk 21 webhooks, Deck 1.17, Collectives 4.5 mounted at `.Collectives`,
-   * NC 33 capabilities).
+   * NC 33 capabilities, an existing share returned for a repeated create).
    */
   version?: NextcloudVersion;
 }
@@ -214,6 +214,7 @@ export class FakeNextcloud {
       this.deck.version = '1.17.4';
       this.collectives.generation = 3;
       this.collectives.defaultUserFolder = '.Collectives';
+      this.dav.sharing.returnsExistingShare = true;
     }
     this.#routes = [
       ...this.appApi.routes(() => this.url),
