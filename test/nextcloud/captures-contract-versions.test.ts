@@ -136,3 +136,18 @@ describe('Collectives 4.5 (Nextcloud 33): the OCS answers read', () => {
     for (const p of pages) assert.ok((p.collectivePath ?? "").startsWith('.Collectives/'), String(p.collectivePath));
   });
 });
+
+describe('Talk 21 deletions (Nextcloud 33): the webhook and Talk’s copy', () => {
+  it('the webhook carries the system message’s id; Talk’s copy of it names the deleted message as its parent (S21)', () => {
+    const capture = readFixture('talk-21-webhook-delete.json', 33) as Json;
+    const deletedId = Number(/\/chat\/[^/]+\/(\d+)$/.exec(String(capture['alice-deletes']['request']['url']))?.[1]);
+    const [delivery] = capture['webhooksReceivedByExApp'] as Json[];
+    const webhookId = (JSON.parse(String(delivery?.['rawBody'])) as Json)['object']['id'];
+    const copy = parseChatApiMessage((JSON.parse(capture['alice-deletes']['response']['body']) as Json)['ocs']['data']);
+    assert.ok(copy);
+    assert.equal(copy.messageId, webhookId, 'the webhook names the system message');
+    assert.notEqual(webhookId, String(deletedId));
+    assert.equal(copy.systemName, 'message_deleted');
+    assert.equal(copy.replyToId, String(deletedId), 'the parent is the deleted message');
+  });
+});
