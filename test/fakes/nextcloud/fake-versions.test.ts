@@ -10,8 +10,10 @@ import { FakeNextcloud, type NextcloudVersion } from './server.ts';
 
 const APP_ID = 'educai';
 const SECRET = 'fake-versions-secret-0123456789abcdef';
-const ROOM = 'd6dz33u3';
-const ROOM_NAME = 'Capture room';
+// The captured room (its token changes with every recording), so bodies compare byte for byte.
+const CAPTURED_ROOM = (JSON.parse(readNc33Exchange('talk-21-rooms.json', 'create-group-room').response.body) as { ocs: { data: { token: string; name: string } } }).ocs.data;
+const ROOM = CAPTURED_ROOM.token;
+const ROOM_NAME = CAPTURED_ROOM.name;
 
 type Json = Record<string, any>;
 
@@ -185,6 +187,21 @@ describe('the fake per version: capabilities, Deck and Collectives', () => {
     const file = await fetch(`${nc.url}/remote.php/dav/files/alice/.Collectives/Wiki/${encodeURIComponent(String(page['fileName']))}`, { headers: headers('alice') });
     assert.equal(file.status, 200);
     for (const key of ['id', 'title', 'fileName', 'filePath', 'collectivePath', 'parentId', 'timestamp', 'size']) assert.ok(key in page, `the fake's page has ${key}`);
+  });
+
+  it('Nextcloud 33: a repeated share answers the existing share unchanged, as in ocs-sharing-33.json', async () => {
+    await start(33);
+    nc.dav.files.putFile('alice', 'shared-capture.txt', 'to share\n');
+    const API = '/ocs/v2.php/apps/files_sharing/api/v1/shares';
+    const first = readNc33Exchange('ocs-sharing-33.json', 'create-user-share');
+    const again = readNc33Exchange('ocs-sharing-33.json', 'create-user-share-again-with-edit');
+    const data = (x: { response: { body: string } }) => (JSON.parse(x.response.body) as Json)['ocs']['data'] as Json;
+    assert.equal(data(again)['id'], data(first)['id']);
+    const mine1 = await call('alice', 'POST', API, JSON.parse(String(first.request.body)));
+    const mine2 = await call('alice', 'POST', API, JSON.parse(String(again.request.body)));
+    assert.equal(mine2.status, again.response.status);
+    assert.equal(mine2.json['ocs']['data']['id'], mine1.json['ocs']['data']['id']);
+    assert.equal(mine2.json['ocs']['data']['permissions'], data(again)['permissions']);
   });
 
   it('Nextcloud 29: no Collectives OCS API (Collectives 2.x, capture 91)', async () => {
