@@ -116,6 +116,26 @@ describe('the fake Talk 21 webhooks against the Nextcloud 33 captures, byte for 
     assert.deepEqual(Object.keys(body29['actor']), Object.keys((JSON.parse(readNc29WebhookRawBody('64-talk-webhook-reply.json')) as Json)['actor']));
   });
 
+  it('an edit and a deletion over HTTP: Activities message_edited / message_deleted (talk-21-webhook-edit.json, -delete.json)', async () => {
+    await start(33);
+    nc.enableBotInRoom(ROOM, 'talk_bot');
+    const chat = `/ocs/v2.php/apps/spreed/api/v1/chat/${ROOM}`;
+    const posted = await call('alice', 'POST', `${chat}?format=json`, { message: 'Hello Talk AI, what is 2 + 2?' });
+    const id = posted.json['ocs']['data']['id'] as number;
+    nc.webhooks.length = 0;
+    const edited = await call('alice', 'PUT', `${chat}/${id}?format=json`, { message: 'Hello Talk AI, what is 3 + 3?' });
+    assert.equal(edited.status, readNc33Exchange('talk-21-webhook-edit.json', 'alice-edits').response.status);
+    const deleted = await call('alice', 'DELETE', `${chat}/${id}?format=json`);
+    assert.equal(deleted.status, readNc33Exchange('talk-21-webhook-delete.json', 'alice-deletes').response.status);
+    const mine = nc.webhooks.map((w) => JSON.parse(w.body) as Json);
+    const theirs = [nc33Webhook('talk-21-webhook-edit.json'), nc33Webhook('talk-21-webhook-delete.json')].map((b) => JSON.parse(b) as Json);
+    assert.equal(mine.length, 2);
+    for (const [i, m] of mine.entries()) {
+      const t = theirs[i] as Json;
+      assert.deepEqual({ ...m, object: { ...m['object'], id: '' } }, { ...t, object: { ...t['object'], id: '' } });
+    }
+  });
+
   it('a file share: size and permissions as strings, hide-download, mention-id (talk-21-webhook-file-share.json)', async () => {
     await start(33);
     const captured = nc33Webhook('talk-21-webhook-file-share.json');

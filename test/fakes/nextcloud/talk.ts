@@ -892,7 +892,8 @@ export class FakeTalk {
           if (codePoints(text) > MAX_CHAT_LENGTH) return ocsFailure(ctx.version, ctx.format, 413, '');
           const system = this.#edit(room, target, text, uid);
           await this.#fireAndWait(room, system);
-          return ocsData(ctx.version, ctx.format, this.formatMessage(system, uid), 202, commonRead(room));
+          // ChatController::editMessage: 202 when the room has a webhook bot (or a bridge), else 200.
+          return ocsData(ctx.version, ctx.format, this.formatMessage(system, uid), room.enabledBots.size > 0 ? 202 : 200, commonRead(room));
         },
       },
       {
@@ -919,7 +920,8 @@ export class FakeTalk {
             replyTo: target.id,
           });
           await this.#fireAndWait(room, system);
-          return ocsData(ctx.version, ctx.format, this.formatMessage(system, uid), 200, commonRead(room));
+          // ChatController::deleteMessage: 202 with a webhook bot in the room (talk-21-webhook-delete.json), else 200.
+          return ocsData(ctx.version, ctx.format, this.formatMessage(system, uid), room.enabledBots.size > 0 ? 202 : 200, commonRead(room));
         },
       },
       {
