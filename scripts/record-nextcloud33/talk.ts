@@ -2,7 +2,7 @@
 // AppAPI to the ExApp, and Talk's own request to a bot installed with occ), chat, reactions and the
 // bot API.
 import { randomBytes } from 'node:crypto';
-import { hmacHex, type Exchange } from './capture.ts';
+import { hmacHex, send, type Exchange } from './capture.ts';
 import { type Context, type Steps } from './context.ts';
 
 const SPREED = '/ocs/v2.php/apps/spreed/api';
@@ -211,6 +211,27 @@ export async function recordTalk(ctx: Context, botSecret: string): Promise<void>
     await step(ctx, s, 'enable-appapi-bot', () => ctx.appApi('alice', 'POST', `${SPREED}/v1/bot/${one.token}/${talkBot.id}`));
     s['occ-setup-direct-bot'] = await ctx.occ('talk:bot:setup', String(direct.id), one.token);
     await step(ctx, s, 'alice-posts', () => ctx.asUser('alice', 'POST', `${SPREED}/v1/chat/${one.token}`, { message: 'Just between us' }));
+  });
+  // --- a guest in a public room (a cookie session, no account) ---
+  await event(ctx, 'talk-21-webhook-guest.json', 'alice opens a public room with the bots; a guest joins (cookie session), sets a name, posts and leaves', async (s) => {
+    const pub = (await step(ctx, s, 'create-public-room', () => ctx.asUser('alice', 'POST', `${SPREED}/v4/room`, { roomType: 3, roomName: 'Capture public room' }))) as Room;
+    await step(ctx, s, 'enable-appapi-bot', () => ctx.appApi('alice', 'POST', `${SPREED}/v1/bot/${pub.token}/${talkBot.id}`));
+    s['occ-setup-direct-bot'] = await ctx.occ('talk:bot:setup', String(direct.id), pub.token);
+    const jar = new Map<string, string>();
+    const guest = async (name: string, method: string, path: string, body?: unknown) => {
+      const headers: Record<string, string> = { 'OCS-APIRequest': 'true', Accept: 'application/json', 'Content-Type': 'application/json' };
+      if (jar.size > 0) headers['Cookie'] = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+      const r = await send(ctx.redactor, method, `${ctx.nc.url}${path}`, { headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+      for (const c of r.cookies) {
+        const eq = c.indexOf('=');
+        if (eq > 0) jar.set(c.slice(0, eq), c.slice(eq + 1));
+      }
+      s[name] = r.exchange;
+    };
+    await guest('guest-joins', 'POST', `${SPREED}/v4/room/${pub.token}/participants/active`, {});
+    await guest('guest-sets-name', 'POST', `${SPREED}/v1/guest/${pub.token}/name`, { displayName: 'Gina Guest' });
+    await guest('guest-posts', 'POST', `${SPREED}/v1/chat/${pub.token}`, { message: 'Hello from a guest' });
+    await guest('guest-leaves', 'DELETE', `${SPREED}/v4/room/${pub.token}/participants/active`);
   });
   await ctx.nc.occ('talk:bot:uninstall', String(direct.id)).catch(() => '');
 }

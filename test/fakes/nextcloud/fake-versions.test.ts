@@ -136,6 +136,18 @@ describe('the fake Talk 21 webhooks against the Nextcloud 33 captures, byte for 
     }
   });
 
+  it('a guest’s message names the guest and participant type 4 (talk-21-webhook-guest.json)', async () => {
+    await start(33);
+    const room = (JSON.parse(readNc33Exchange('talk-21-webhook-guest.json', 'create-public-room').response.body) as Json)['ocs']['data'] as Json;
+    nc.createRoom({ token: room['token'], name: room['name'], type: 3, participants: [{ actorId: 'alice', participantType: 1 }] });
+    const captured = nc33Webhook('talk-21-webhook-guest.json', 1);
+    const actor = (JSON.parse(captured) as Json)['actor'] as Json;
+    const guestId = String(actor['id']).replace(/^guests\//, '');
+    nc.addParticipant(room['token'], { actorType: 'guests', actorId: guestId, participantType: 4, displayName: actor['name'] });
+    const msg = nc.postMessage(room['token'], { actorType: 'guests', actorId: guestId }, 'Hello from a guest');
+    assert.equal(nc.webhookBodyFor(msg), captured.replace(`"id":"${idOf(captured)}"`, `"id":"${msg.id}"`));
+  });
+
   it('a file share: size and permissions as strings, hide-download, mention-id (talk-21-webhook-file-share.json)', async () => {
     await start(33);
     const captured = nc33Webhook('talk-21-webhook-file-share.json');
