@@ -8,7 +8,7 @@ export npm_config_update_notifier := false
 export npm_config_fund := false
 export npm_config_audit := false
 
-.PHONY: run chat test test-nextcloud bench typecheck typecheck-frontend tools deps clean frontend
+.PHONY: run chat test test-nextcloud record-nextcloud33 bench typecheck typecheck-frontend tools deps clean frontend
 
 tools: $(NODE_DIR)/bin/node
 
@@ -63,6 +63,10 @@ test-nextcloud: deps $(FRONTEND_MANIFEST)
 	@set -e; exports="$$(scripts/ensure-nextcloud.sh)"; eval "$$exports"; \
 	export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh)}"; \
 	node --import ./test/helpers/exit-when-done.ts --test --test-concurrency=1 --test-timeout=600000 --test-reporter=spec 'test/real-nextcloud/*.real.ts'
+
+# Re-records test/fixtures/nextcloud33/ from the real Nextcloud 33 (test/fixtures/nextcloud33/README.md).
+record-nextcloud33: deps
+	@set -e; exports="$$(scripts/ensure-nextcloud.sh)"; eval "$$exports"; node scripts/record-nextcloud33.ts
 
 bench: deps
 	@export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh)}"; node bench/run.ts

@@ -5,7 +5,7 @@ import { buildApplication, type Application, type BuildOptions } from '../../lib
 import type { AppConfig } from '../../lib/config/env.ts';
 import { createLogger } from '../../lib/log/logger.ts';
 import type { Dialect } from '../../lib/storage/database.ts';
-import { FakeNextcloud } from '../fakes/nextcloud/server.ts';
+import { FakeNextcloud, type NextcloudVersion } from '../fakes/nextcloud/server.ts';
 import type { FakeUser } from '../fakes/nextcloud/users.ts';
 import { createTestDatabase, type TestDatabase } from './databases.ts';
 
@@ -39,6 +39,8 @@ export interface HarnessOptions {
    * address, so it is allow-listed by default: the real egress path runs in tests. [] = nothing private is reachable.
    */
   egressAllowList?: string[];
+  /** Which Nextcloud the fake answers like (test/fakes/nextcloud/server.ts); default 29. */
+  version?: NextcloudVersion;
 }
 
 /**
@@ -46,7 +48,7 @@ export interface HarnessOptions {
  * Nextcloud, as AppAPI would run it.
  */
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
-  const nc = await FakeNextcloud.start({ appId: 'educai', appSecret: TEST_SECRET, appVersion: APP_VERSION, users: options.users });
+  const nc = await FakeNextcloud.start({ appId: 'educai', appSecret: TEST_SECRET, appVersion: APP_VERSION, users: options.users, ...(options.version ? { version: options.version } : {}) });
   const tdb = await createTestDatabase(options.dialect, { migrate: false });
   await tdb.close();
   const logLines: string[] = [];

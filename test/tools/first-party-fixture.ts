@@ -7,7 +7,7 @@ import { issueFromConfirmedTalkAuthor } from '../../lib/nextcloud/identity.ts';
 import { CapabilityProbe } from '../../lib/tools/first-party-capabilities.ts';
 import { FirstPartyToolProvider, type ConfirmationRequester, type ServerToolPolicy } from '../../lib/tools/first-party-provider.ts';
 import { createInvocationContext, type InvocationContext, type ToolResult } from '../../lib/tools/tool-provider.ts';
-import { FakeNextcloud, type RecordedCall } from '../fakes/nextcloud/server.ts';
+import { FakeNextcloud, type NextcloudVersion, type RecordedCall } from '../fakes/nextcloud/server.ts';
 
 export const APP_ID = 'educai';
 export const APP_SECRET = 'first-party-tools-test-secret-0123456789';
@@ -73,8 +73,8 @@ export interface ToolWorld {
   close(): Promise<void>;
 }
 
-export async function startToolWorld(options: { serverPolicy?: ServerToolPolicy; now?: () => number } = {}): Promise<ToolWorld> {
-  const nc = await FakeNextcloud.start({ appId: APP_ID, appSecret: APP_SECRET, users: USERS });
+export async function startToolWorld(options: { serverPolicy?: ServerToolPolicy; now?: () => number; version?: NextcloudVersion } = {}): Promise<ToolWorld> {
+  const nc = await FakeNextcloud.start({ appId: APP_ID, appSecret: APP_SECRET, users: USERS, ...(options.version ? { version: options.version } : {}) });
   const client = new NextcloudClient({ baseUrl: nc.url, appId: APP_ID, appVersion: '1.0.0', appSecret: APP_SECRET });
   const confirmations = new RecordingConfirmations();
   const now = options.now ?? (() => NOW);

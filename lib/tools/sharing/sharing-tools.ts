@@ -60,6 +60,20 @@ function view(s: Share): Record<string, unknown> {
   };
 }
 
+/**
+ * What a create answered. Nextcloud 33 answers a share that exists already (same item, same sharee)
+ * with that share, unchanged (test/fixtures/nextcloud33/ocs-sharing-33.json,
+ * create-user-share-again-with-edit): never report the asked-for permissions as given.
+ */
+function createdView(s: Share, requested: number): Record<string, unknown> {
+  if (s.permissions === requested) return { shared: view(s) };
+  return {
+    shared: view(s),
+    permissionsAsked: permissionNames(requested),
+    note: `Nextcloud answered with share ${s.id}, which is ${describePermissions(s.permissions)}, not what was asked: the item was shared with ${s.shareWith ?? 'them'} already (Nextcloud keeps an existing share as it is) or your own rights on it are lower. To change it, use sharing_update_permissions with share id ${s.id}.`,
+  };
+}
+
 /** The state a share-changing action is bound to (S7). */
 function shareState(s: Share): Record<string, unknown> {
   return { shareId: s.id, shareType: s.shareType, path: s.path, fileId: s.fileId, shareWith: s.shareWith, permissions: s.permissions, expiration: s.expiration };
@@ -170,15 +184,16 @@ function createShareTool(kind: 'user' | 'group'): FirstPartyTool {
         const stale = await recheckItem(env, action);
         if (stale) return stale;
         const path = scopedPath(env, action.args['path']);
+        const permissions = Number(action.args['permissions']);
         const share = await api(env).create({
           path: displayPath(path),
           shareType: type as 0 | 1,
           shareWith: String(action.args[kind]),
-          permissions: Number(action.args['permissions']),
+          permissions,
           ...(typeof action.args['expireDate'] === 'string' ? { expireDate: action.args['expireDate'] } : {}),
           ...(typeof action.args['note'] === 'string' ? { note: action.args['note'] } : {}),
         });
-        return jsonResult({ shared: view(share) });
+        return jsonResult(createdView(share, permissions));
       }),
   };
 }

@@ -109,8 +109,11 @@ export class FakeCollectivesStore {
     this.#userFolders.set(uid, folder.replace(/^\/+|\/+$/g, ''));
   }
 
+  /** Where a member's collectives are mounted unless set: `Collectives` (2.x/3.x), `.Collectives` (4.x, collectives-4.5.json). */
+  defaultUserFolder = 'Collectives';
+
   userFolderOf(uid: string): string {
-    return this.#userFolders.get(uid) ?? 'Collectives';
+    return this.#userFolders.get(uid) ?? this.defaultUserFolder;
   }
 
   /**

@@ -40,8 +40,27 @@ export function readNc29WebhookRawBody(name: string): string {
   return first.rawBody;
 }
 
-/** The captured `cloud/capabilities` body, with the capture's server URL replaced by `baseUrl`. */
-export function capturedCapabilitiesBody(baseUrl: string): string {
-  const body = readNc29Exchange('20-ocs-capabilities-as-alice.json').response.body;
-  return body.split('http:\\/\\/127.0.0.1:8080').join(baseUrl.replace(/\//g, '\\/'));
+// The Nextcloud 33 captures (test/fixtures/nextcloud33/README.md).
+const NC33_DIR = fileURLToPath(new URL('../../fixtures/nextcloud33', import.meta.url));
+
+export function nc33FixturesDir(): string {
+  return NC33_DIR;
+}
+
+export function readNc33Json<T = unknown>(name: string): T {
+  return JSON.parse(readFileSync(path.join(NC33_DIR, name), 'utf8')) as T;
+}
+
+/** One step of an NC 33 capture. */
+export function readNc33Exchange(name: string, step: string): CapturedExchange {
+  const value = readNc33Json<Record<string, unknown>>(name)[step];
+  if (value === undefined || value === null || typeof value !== 'object' || !('response' in value)) throw new Error(`no captured exchange ${step} in ${name}`);
+  return value as CapturedExchange;
+}
+
+/** The captured `cloud/capabilities` body of that version, with the capture's server URL replaced by `baseUrl`. */
+export function capturedCapabilitiesBody(baseUrl: string, version: 29 | 33 = 29): string {
+  const body = version === 33 ? readNc33Exchange('appapi-33-ocs.json', 'capabilities-as-alice').response.body : readNc29Exchange('20-ocs-capabilities-as-alice.json').response.body;
+  // The recording server's URL (its port differs between recordings), JSON-escaped as PHP writes it.
+  return body.replace(/http:\\\/\\\/127\.0\.0\.1:\d+/g, () => baseUrl.replace(/\//g, '\\/'));
 }

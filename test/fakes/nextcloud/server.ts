@@ -89,7 +89,16 @@ export interface FakeNextcloudOptions {
   users?: FakeUser[];
   /** Clock in ms for message timestamps and records; defaults to Date.now. */
   now?: () => number;
+  /**
+   * Which real server the fake answers like where they differ (docs/NEXTCLOUD_VERSIONS.md):
+   * 29 (default; test/fixtures/nextcloud29/: Talk 19, Deck 1.13, no Collectives) or 33
+   * (test/fixtures/nextcloud33/: Talk 21 webhooks, Deck 1.17, Collectives 4.5 mounted at `.Collectives`,
+   * NC 33 capabilities, an existing share returned for a repeated create).
+   */
+  version?: NextcloudVersion;
 }
+
+export type NextcloudVersion = 29 | 33;
 
 export interface RequestMatch {
   method?: string;
@@ -164,6 +173,7 @@ export class FakeNextcloud {
   readonly url: string;
   readonly appId: string;
   readonly appVersion: string;
+  readonly version: NextcloudVersion;
   readonly calls: RecordedCall[] = [];
   /** Benchmarks switch this off: thousands of recorded calls only cost the fake memory and GC. */
   recordCalls = true;
@@ -191,6 +201,7 @@ export class FakeNextcloud {
     this.url = url;
     this.appId = opts.appId;
     this.appVersion = opts.appVersion ?? '1.0.0';
+    this.version = opts.version ?? 29;
     this.#server = server;
     this.#secret = opts.appSecret;
     this.#now = opts.now ?? Date.now;
@@ -203,6 +214,13 @@ export class FakeNextcloud {
     this.collectives = new FakeCollectivesStore(this.dav.files, this.users, this.#now);
     this.webhookListeners = new FakeWebhookListeners(this.users, { id: opts.appId, version: this.appVersion, secret: opts.appSecret }, this.#now);
     this.dav.files.onNodeEvent = (e) => this.webhookListeners.nodeEvent(e);
+    if (this.version === 33) {
+      this.talk.talkVersion = 21;
+      this.deck.version = '1.17.4';
+      this.collectives.generation = 3;
+      this.collectives.defaultUserFolder = '.Collectives';
+      this.dav.sharing.returnsExistingShare = true;
+    }
     this.#routes = [
       ...this.appApi.routes(() => this.url),
       ...teamsGroupsRoutes(this.users, this.talk, this.#now),
@@ -341,7 +359,7 @@ export class FakeNextcloud {
 
   #capabilitiesData(): unknown {
     if (this.#capabilities === null) {
-      this.#capabilities = (JSON.parse(capturedCapabilitiesBody(this.url)) as { ocs: { data: unknown } }).ocs.data;
+      this.#capabilities = (JSON.parse(capturedCapabilitiesBody(this.url, this.version)) as { ocs: { data: unknown } }).ocs.data;
     }
     return this.#capabilities;
   }

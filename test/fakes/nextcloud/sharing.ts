@@ -29,6 +29,12 @@ function str(v: unknown): string | undefined {
 
 export class FakeSharing {
   readonly shares = new Map<number, FakeShare>();
+  /**
+   * Nextcloud 33 answers a user or group share that exists already with that share, unchanged
+   * (Share20\Manager::createShare catches AlreadySharedException; ocs-sharing-33.json
+   * create-user-share-again-with-edit). Not captured on 29, where the fake adds a second share.
+   */
+  returnsExistingShare = false;
   readonly #files: FakeFiles;
   readonly #users: UserDirectory;
   readonly #baseUrl: () => string;
@@ -216,6 +222,13 @@ export class FakeSharing {
       };
     } else {
       return fail(400, 'Unknown share type');
+    }
+    if (this.returnsExistingShare && share.shareType !== 3) {
+      const existing = [...this.shares.values()].find((x) => x.owner === uid && x.fileId === share.fileId && x.shareType === share.shareType && x.shareWith === share.shareWith);
+      if (existing) {
+        this.#nextId--;
+        return ocsData(ctx.version, ctx.format, this.#data(existing, uid));
+      }
     }
     this.shares.set(share.id, share);
     return ocsData(ctx.version, ctx.format, this.#data(share, uid));

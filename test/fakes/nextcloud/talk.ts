@@ -215,6 +215,11 @@ export class FakeTalk {
   webhookHandler: WebhookHandler | null = null;
   /** When each reaction was added: `<message id>/<emoji>/<actor key>` → seconds. */
   readonly #reactedAt = new Map<string, number>();
+  /**
+   * Which Talk the webhooks follow: 19 (test/fixtures/nextcloud29/) or 21 (test/fixtures/nextcloud33/:
+   * `talkParticipantType`, `inReplyTo`, string sizes, `mention-id`, Join/Leave on bot enable/disable).
+   */
+  talkVersion: 19 | 21 = 19;
 
   readonly #users: UserDirectory;
   readonly #appId: string;
@@ -282,7 +287,11 @@ export class FakeTalk {
   enableBotInRoom(token: string, route: string): void {
     const bot = this.botByRoute(route);
     if (!bot) throw new Error(`no Talk bot registered for route ${route}`);
-    this.room(token).enabledBots.add(bot.talkId);
+    const room = this.room(token);
+    if (room.enabledBots.has(bot.talkId)) return;
+    room.enabledBots.add(bot.talkId);
+    // occ talk:bot:setup sends Join on Talk 21 too (talk-21-webhook-bot-enabled-join.json, the direct bot).
+    this.#botMembership(room, bot, 'Join');
   }
 
   // --- rooms ---
@@ -615,11 +624,54 @@ export class FakeTalk {
   }
 
   #webhookParameters(msg: FakeChatMessage): Record<string, unknown> {
-    const file = msg.messageParameters['file'] as Record<string, unknown> | undefined;
-    if (!file || typeof file['link'] !== 'string') return msg.messageParameters;
-    // The chat links files by id (/f/<id>); the webhook carries the share link (/s/<token>) (capture 62).
-    const link = file['link'].replace(/\/index\.php\/f\/([^/?#]+)$/, (_m, id: string) => `/index.php/s/${sha1Hex(`share-${id}`).slice(0, 15)}`);
-    return { ...msg.messageParameters, file: { ...file, link } };
+    const out: Record<string, unknown> = { ...msg.messageParameters };
+    const file = out['file'] as Record<string, unknown> | undefined;
+    if (file && typeof file['link'] === 'string') {
+      // The chat links files by id (/f/<id>); the webhook carries the share link (/s/<token>) (capture 62).
+      const link = file['link'].replace(/\/index\.php\/f\/([^/?#]+)$/, (_m, id: string) => `/index.php/s/${sha1Hex(`share-${id}`).slice(0, 15)}`);
+      out['file'] = { ...file, link };
+    }
+    if (this.talkVersion < 21) return out;
+    // Talk 21: numbers as strings, `hide-download`, and `mention-id` on users (talk-21-webhook-file-share.json, -mention.json).
+    for (const [key, value] of Object.entries(out)) {
+      const p = { ...(value as Record<string, unknown>) };
+      if (p['type'] === 'user' && p['mention-id'] === undefined) p['mention-id'] = p['id'];
+      if (p['type'] === 'file') {
+        for (const n of ['size', 'permissions']) if (typeof p[n] === 'number') p[n] = String(p[n]);
+        p['hide-download'] ??= 'no';
+      }
+      out[key] = p;
+    }
+    return out;
+  }
+
+  #webhookNote(msg: FakeChatMessage, name: string): Record<string, unknown> {
+    const content = phpJson({ message: msg.message, parameters: phpParams(this.#webhookParameters(msg)) });
+    return { type: 'Note', id: String(msg.id), name, content, mediaType: 'text/markdown' };
+  }
+
+  #webhookActor(msg: FakeChatMessage, room: FakeRoom | undefined, withParticipantType: boolean): Record<string, unknown> {
+    const name = msg.actorType === 'users' ? this.#users.displayName(msg.actorId) : msg.actorDisplayName;
+    const actor: Record<string, unknown> = { type: 'Person', id: `${msg.actorType}/${msg.actorId}`, name };
+    const participant = room?.participant(msg.actorId, msg.actorType === 'guests' ? 'guests' : 'users');
+    if (withParticipantType && participant) actor['talkParticipantType'] = String(participant.participantType);
+    return actor;
+  }
+
+  /** Talk 21's Join / Leave when a moderator enables or disables the bot (talk-21-webhook-bot-*.json). */
+  #botMembership(room: FakeRoom, bot: TalkBot, type: 'Join' | 'Leave'): void {
+    if (this.talkVersion < 21) return;
+    const body = phpJson({
+      appId: this.#appId,
+      route: bot.route,
+      _route: 'ocs.app_api.talkbot.proxytalkmessage',
+      type,
+      actor: { type: 'Application', id: `bots/bot-${bot.urlHash}`, name: bot.name },
+      object: { type: 'Collection', id: room.token, name: room.storedName },
+    });
+    const delivery: WebhookDelivery = { route: bot.route, token: room.token, messageId: 0, body };
+    this.webhooks.push(delivery);
+    void this.#deliver([delivery]);
   }
 
   /** The exact raw body AppAPI forwards to the ExApp (captures 40, 61–67, 69). */
@@ -629,15 +681,18 @@ export class FakeTalk {
     const share = isFileShare(msg);
     const type = msg.systemMessage === '' && !share ? 'Create' : 'Activity';
     const name = share ? (msg.messageType === 'voice-message' ? 'file_shared' : '') : msg.systemMessage === '' ? 'message' : msg.systemMessage;
-    const actorName = msg.actorType === 'users' ? this.#users.displayName(msg.actorId) : msg.actorDisplayName;
-    const content = phpJson({ message: msg.message, parameters: phpParams(this.#webhookParameters(msg)) });
+    const talk21 = this.talkVersion >= 21;
+    const object = this.#webhookNote(msg, name);
+    const parent = type === 'Create' && msg.replyTo !== null ? room?.message(msg.replyTo) : undefined;
+    // Talk 21 quotes the replied-to message (talk-21-webhook-reply.json); Talk 19 sends no parent (capture 64).
+    if (talk21 && parent) object['inReplyTo'] = { type: 'Note', actor: this.#webhookActor(parent, room, false), object: this.#webhookNote(parent, 'message') };
     return phpJson({
       appId: this.#appId,
       route,
       _route: 'ocs.app_api.talkbot.proxytalkmessage',
       type,
-      actor: { type: 'Person', id: `${msg.actorType}/${msg.actorId}`, name: actorName },
-      object: { type: 'Note', id: String(msg.id), name, content, mediaType: 'text/markdown' },
+      actor: this.#webhookActor(msg, room, talk21 && type === 'Create'),
+      object,
       target: { type: 'Collection', id: msg.token, name: room?.storedName ?? '' },
     });
   }
@@ -932,7 +987,8 @@ export class FakeTalk {
           if (codePoints(text) > MAX_CHAT_LENGTH) return ocsFailure(ctx.version, ctx.format, 413, '');
           const system = this.#edit(room, target, text, uid);
           await this.#fireAndWait(room, system);
-          return ocsData(ctx.version, ctx.format, this.formatMessage(system, uid), 202, commonRead(room));
+          // ChatController::editMessage: 202 when the room has a webhook bot (or a bridge), else 200.
+          return ocsData(ctx.version, ctx.format, this.formatMessage(system, uid), room.enabledBots.size > 0 ? 202 : 200, commonRead(room));
         },
       },
       {
@@ -959,7 +1015,8 @@ export class FakeTalk {
             replyTo: target.id,
           });
           await this.#fireAndWait(room, system);
-          return ocsData(ctx.version, ctx.format, this.formatMessage(system, uid), 200, commonRead(room));
+          // ChatController::deleteMessage: 202 with a webhook bot in the room (talk-21-webhook-delete.json), else 200.
+          return ocsData(ctx.version, ctx.format, this.formatMessage(system, uid), room.enabledBots.size > 0 ? 202 : 200, commonRead(room));
         },
       },
       {
@@ -1113,9 +1170,10 @@ export class FakeTalk {
           if (!bot) return ocsFailure(ctx.version, ctx.format, 400, '', { error: 'bot' });
           // BotController::enableBot: no bots in former one-to-one (or federated) conversations.
           if (room.type === 5) return ocsFailure(ctx.version, ctx.format, 400, '', { error: 'room' });
-          // Talk 19 sends no Join event on enable (capture 60).
+          // Talk 19 sends no Join event on enable (capture 60); Talk 21 does (talk-21-webhook-bot-enabled-join.json).
           if (room.enabledBots.has(bot.talkId)) return ocsData(ctx.version, ctx.format, this.#formatBot(bot, 1), 200);
           room.enabledBots.add(bot.talkId);
+          this.#botMembership(room, bot, 'Join');
           return ocsData(ctx.version, ctx.format, this.#formatBot(bot, 1), 201);
         },
       },
@@ -1129,7 +1187,8 @@ export class FakeTalk {
           if (!(room instanceof FakeRoom)) return room;
           const bot = this.bots.get(Number(m[2]));
           if (!bot) return ocsFailure(ctx.version, ctx.format, 400, '', { error: 'bot' });
-          room.enabledBots.delete(bot.talkId);
+          // Talk 21 tells the bot it left (talk-21-webhook-bot-disabled-leave.json).
+          if (room.enabledBots.delete(bot.talkId)) this.#botMembership(room, bot, 'Leave');
           return ocsData(ctx.version, ctx.format, this.#formatBot(bot, 0), 200);
         },
       },

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { issueFromConfirmedTalkAuthor } from '../../../lib/nextcloud/identity.ts';
 import { SharesApi } from '../../../lib/tools/sharing/shares-api.ts';
-import { readNc29Exchange } from '../../fakes/nextcloud/fixtures.ts';
+import { readNc29Exchange, readNc33Exchange } from '../../fakes/nextcloud/fixtures.ts';
 import { json, NOW, seedFiles, startToolWorld, text, type ToolWorld } from '../first-party-fixture.ts';
 
 let w: ToolWorld;
@@ -161,5 +161,38 @@ describe('sharing tools against the fake Nextcloud', () => {
     for (const type of [4, 6, 7, 10, 12]) {
       await assert.rejects(() => api.create({ path: '/Talk', shareType: type as 0, permissions: 1 }), /only user, group and public link/);
     }
+  });
+});
+
+describe('sharing tools against a fake Nextcloud 33: a share that exists already', () => {
+  before(async () => {
+    w = await startToolWorld({ version: 33 });
+    seedFiles(w.nc);
+  });
+  after(async () => {
+    await w.close();
+  });
+
+  it('asking for edit rights on a folder already shared read-only reports the share as Nextcloud kept it (ocs-sharing-33.json)', async () => {
+    const captured = readNc33Exchange('ocs-sharing-33.json', 'create-user-share-again-with-edit');
+    const asked = (JSON.parse(String(captured.request.body)) as { permissions: number }).permissions;
+    const kept = (JSON.parse(captured.response.body) as { ocs: { data: { permissions: number } } }).ocs.data.permissions;
+    assert.notEqual(kept, asked, 'the capture: the existing share came back with its own permissions');
+
+    const first = await w.run('sharing_create_user_share', { path: 'educai-share', user: 'bob' });
+    assert.equal(first.isError, false, text(first));
+    const firstShared = json(first)['shared'] as Record<string, unknown>;
+    assert.equal(json(first)['note'], undefined, 'a new share is what was asked');
+
+    await w.run('sharing_create_user_share', { path: 'educai-share', user: 'bob', permissions: ['read', 'update'] });
+    const done = await confirm();
+    assert.equal(done.isError, false, text(done));
+    const result = json(done);
+    const shared = result['shared'] as Record<string, unknown>;
+    assert.equal(shared['id'], firstShared['id'], 'the same share came back');
+    assert.deepEqual(shared['permissions'], ['read'], 'its permissions as they are, not as asked');
+    assert.deepEqual(result['permissionsAsked'], ['read', 'update']);
+    assert.match(String(result['note']), new RegExp(`share ${String(shared['id'])}, which is read-only, not what was asked[\\s\\S]*sharing_update_permissions`));
+    assert.equal([...w.nc.dav.sharing.shares.values()].filter((s) => s.shareWith === 'bob').length, 1, 'no second share');
   });
 });
