@@ -236,10 +236,9 @@ export class TurnRunner {
     const history = await this.#memory.load(scope, settings.conversationMemoryTokens);
     const taint = new TurnTaint();
     attachTaint(ctx, taint);
-    for (const h of history) {
-      if (h.role === 'assistant') taint.add('earlier-answers');
-      else if (h.authorUid !== message.actor.rawId) taint.add('other-participants');
-    }
+    // S6: other people's messages brought back by memory taint the turn. The bot's own answers do not by
+    // themselves: memory keeps no tool output (memory.ts), and this turn's tool results taint it anew.
+    for (const h of history) if (h.role === 'user' && h.authorUid !== message.actor.rawId) taint.add('other-participants');
     const state = await this.#onboarding.getState(bot.id, message.roomToken);
     const messages: ChatMessage[] = [
       { role: 'system', content: this.#systemPrompt(bot, input.roomName, this.#onboarding.onboardingContext(state), input.alreadyPosted) },

@@ -121,6 +121,7 @@ function createShareTool(kind: 'user' | 'group'): FirstPartyTool {
   const type = kind === 'user' ? SHARE_TYPE_USER : SHARE_TYPE_GROUP;
   return {
     family: 'sharing',
+    risk: 'outward',
     taints: false,
     available: (c) => c.has('sharing') && (kind === 'user' || c.has('sharing-group')),
     definition: {
@@ -185,6 +186,7 @@ function createShareTool(kind: 'user' | 'group'): FirstPartyTool {
 
 const sharingCreateLink: FirstPartyTool = {
   family: 'sharing',
+  risk: 'outward',
   taints: false,
   available: (c) => c.has('sharing') && c.has('sharing-link'),
   definition: {
@@ -270,6 +272,7 @@ function describeShare(s: Share): string {
 
 const sharingUpdate: FirstPartyTool = {
   family: 'sharing',
+  risk: 'outward',
   taints: false,
   available: (c) => c.has('sharing'),
   definition: {
@@ -312,6 +315,7 @@ const sharingUpdate: FirstPartyTool = {
 
 const sharingDelete: FirstPartyTool = {
   family: 'sharing',
+  risk: 'destructive',
   taints: false,
   available: (c) => c.has('sharing'),
   definition: {
