@@ -163,7 +163,8 @@ export class FirstPartyToolProvider implements ToolProvider, ConfirmationExecuto
       if (tool.taints && !prepared.isError) this.#tainted.add(turnOf(ctx));
       return prepared;
     }
-    const risk = riskOf(tool, prepared);
+    // An agent profile's account is not the invoker's own: what it writes is never private to them.
+    const risk = execution?.mode === 'agent' && riskOf(tool, prepared) === 'private' ? 'outward' : riskOf(tool, prepared);
     if (policy === 'never' && (prepared.confirmReason !== null || risk === 'destructive')) {
       return markOutcome(errorResult(`ERROR: This bot may not ${prepared.description}: its settings forbid destructive actions${prepared.confirmReason ? ` (${prepared.confirmReason})` : ''}. Nothing was done.`), 'refused');
     }
