@@ -164,7 +164,8 @@ export class FirstPartyToolProvider implements ToolProvider, ConfirmationExecuto
       return prepared;
     }
     // An agent profile's account is not the invoker's own: what it writes is never private to them.
-    const risk = execution?.mode === 'agent' && riskOf(tool, prepared) === 'private' ? 'outward' : riskOf(tool, prepared);
+    const declared = riskOf(tool, prepared);
+    const risk = execution?.mode === 'agent' && declared === 'private' ? 'outward' : declared;
     if (policy === 'never' && (prepared.confirmReason !== null || risk === 'destructive')) {
       return markOutcome(errorResult(`ERROR: This bot may not ${prepared.description}: its settings forbid destructive actions${prepared.confirmReason ? ` (${prepared.confirmReason})` : ''}. Nothing was done.`), 'refused');
     }
@@ -172,7 +173,7 @@ export class FirstPartyToolProvider implements ToolProvider, ConfirmationExecuto
     const tainted = this.isTainted(ctx);
     const reason =
       prepared.confirmReason ??
-      (risk === 'destructive' ? 'this cannot be undone' : rule === 'confirm' ? "this bot's policy asks for confirmation of this tool" : tainted && risk === 'outward' ? 'this conversation turn contains content you did not type (a file, an event or another person\'s message), and this reaches other people' : null);
+      (risk === 'destructive' ? 'this deletes or overwrites something' : rule === 'confirm' ? "this bot's policy asks for confirmation of this tool" : tainted && risk === 'outward' ? 'this conversation turn contains content you did not type (a file, an event or another person\'s message), and this reaches other people' : null);
     if (reason === null) {
       const result = await tool.execute({ args: prepared.args, binding: prepared.binding, ...(prepared.secrets ? { secrets: prepared.secrets } : {}) }, env);
       if (!tainted || result.isError) return result;

@@ -9,7 +9,9 @@ import { after, before, describe, it } from 'node:test';
 import { memoryTaint } from '../../lib/conversation/memory-taint.ts';
 import { CapabilityProbe } from '../../lib/tools/first-party-capabilities.ts';
 import { ALL_FIRST_PARTY_TOOLS, FirstPartyToolProvider } from '../../lib/tools/first-party-provider.ts';
-import type { InvocationContext, ToolResult } from '../../lib/tools/tool-provider.ts';
+import { ResourceScope } from '../../lib/tools/resource-scope.ts';
+import { deriveInvocationContext, type InvocationContext, type ToolResult } from '../../lib/tools/tool-provider.ts';
+import { issueFromConfirmedTalkAuthor } from '../../lib/nextcloud/identity.ts';
 import { startToolWorld, text, type ToolWorld } from './first-party-fixture.ts';
 
 let w: ToolWorld;
@@ -179,6 +181,17 @@ describe('S6 risk classes of the first-party write tools (issue 23)', () => {
       const forbid = new FirstPartyToolProvider({ nextcloud: w.client, confirmations: w.confirmations, capabilities: new CapabilityProbe(w.client), serverPolicy: () => 'forbid' });
       const refused = await forbid.executeTool('files_mkdir', { path: unique('ruled') }, {}, w.ctx());
       assert.match(text(refused), /not allowed for this bot/);
+    });
+
+    it('the per-bot setting "always" asks for a private write; "never" refuses a destructive one and lets a private one run', async () => {
+      const as = (confirmation: 'always' | 'never') => deriveInvocationContext(w.ctx(), { user: issueFromConfirmedTalkAuthor('alice'), execution: { mode: 'user', profileId: null, scope: ResourceScope.unrestricted, confirmation } });
+      assert.ok(asked(await w.run('files_mkdir', { path: unique('always') }, as('always'))));
+      w.nc.dav.files.putFile('alice', 'keep.txt', 'keep');
+      assert.match(text(await w.run('files_delete', { path: 'keep.txt' }, as('never'))), /forbid destructive actions/);
+      assert.equal(w.nc.dav.files.read('alice', 'keep.txt'), 'keep');
+      const folder = unique('never');
+      assert.equal((await w.run('files_mkdir', { path: folder }, as('never'))).isError, false);
+      assert.notEqual(w.nc.dav.files.node('alice', folder), null);
     });
 
     it('a turn reported tainted by the runner (memory of others) runs a private write and holds an outward one', async () => {
