@@ -1,5 +1,6 @@
-// S6: a turn is tainted once content the invoker did not type in this message enters it;
-// from then on, tools that write or widen visibility need the invoker's confirmation.
+// S6: a turn is tainted once content the invoker did not type enters it: this turn's tool
+// results, or other people's messages brought back by memory (never the bot's own answers
+// alone). From then on, tools that write or widen visibility need the invoker's confirmation.
 
 import type { ToolPolicy } from '../tools/tool-policy.ts';
 
@@ -7,9 +8,7 @@ export type TaintSource =
   /** A tool's output (MCP, companion, files, search results…). */
   | 'tool-result'
   /** Messages of other participants in the conversation memory. */
-  | 'other-participants'
-  /** The bot's own earlier answers, which may carry earlier tool output. */
-  | 'earlier-answers';
+  | 'other-participants';
 
 export class TurnTaint {
   readonly #sources = new Set<TaintSource>();
@@ -45,7 +44,6 @@ function describe(sources: ReadonlySet<TaintSource>): string {
   const parts: string[] = [];
   if (sources.has('tool-result')) parts.push('tool results');
   if (sources.has('other-participants')) parts.push("other participants' messages");
-  if (sources.has('earlier-answers')) parts.push('earlier answers');
   return parts.join(', ');
 }
 

@@ -17,6 +17,7 @@ import type { OnboardingService } from '../router/onboarding.ts';
 import { renderPersonLabel, type ParsedMessage } from '../talk/message-parser.ts';
 import { createInvocationContext, type ActorKind } from '../tools/tool-provider.ts';
 import { attachTaint } from '../agent/turn-taints.ts';
+import { memoryTaint } from './memory-taint.ts';
 import type { EffectiveBot } from '../bots/bot-config.ts';
 import type { Loadout, ToolRegistry } from '../tools/tool-registry.ts';
 import type { ToolAssignmentStore } from '../tools/tool-assignments.ts';
@@ -236,10 +237,7 @@ export class TurnRunner {
     const history = await this.#memory.load(scope, settings.conversationMemoryTokens);
     const taint = new TurnTaint();
     attachTaint(ctx, taint);
-    for (const h of history) {
-      if (h.role === 'assistant') taint.add('earlier-answers');
-      else if (h.authorUid !== message.actor.rawId) taint.add('other-participants');
-    }
+    for (const source of memoryTaint(history, message.actor.rawId)) taint.add(source);
     const state = await this.#onboarding.getState(bot.id, message.roomToken);
     const messages: ChatMessage[] = [
       { role: 'system', content: this.#systemPrompt(bot, input.roomName, this.#onboarding.onboardingContext(state), input.alreadyPosted) },

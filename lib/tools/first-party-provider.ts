@@ -12,7 +12,7 @@ import { COLLECTIVES_TOOLS } from './collectives/collectives-tools.ts';
 import { DECK_TOOLS } from './deck/deck-tools.ts';
 import { FILE_TOOLS } from './files/file-tools.ts';
 import { CapabilityProbe, type Capabilities } from './first-party-capabilities.ts';
-import { isToolResult, type FirstPartyTool, type ToolEnv } from './first-party-tool.ts';
+import { isToolResult, riskOf, type FirstPartyTool, type ToolEnv } from './first-party-tool.ts';
 import { ResourceScope, type ResourceScopeInput } from './resource-scope.ts';
 import { SHARING_TOOLS } from './sharing/sharing-tools.ts';
 import {
@@ -163,12 +163,22 @@ export class FirstPartyToolProvider implements ToolProvider, ConfirmationExecuto
       if (tool.taints && !prepared.isError) this.#tainted.add(turnOf(ctx));
       return prepared;
     }
-    if (policy === 'never' && (prepared.confirmReason !== null || tool.definition.policy.destructive)) {
+    // An agent profile's account is not the invoker's own: what it writes is never private to them.
+    const declared = riskOf(tool, prepared);
+    const risk = execution?.mode === 'agent' && declared === 'private' ? 'outward' : declared;
+    if (policy === 'never' && (prepared.confirmReason !== null || risk === 'destructive')) {
       return markOutcome(errorResult(`ERROR: This bot may not ${prepared.description}: its settings forbid destructive actions${prepared.confirmReason ? ` (${prepared.confirmReason})` : ''}. Nothing was done.`), 'refused');
     }
+    // S6: a tainted turn confirms only what reaches other people; a private, reversible write runs and is reported.
     const tainted = this.isTainted(ctx);
-    const reason = prepared.confirmReason ?? (rule === 'confirm' ? "this bot's policy asks for confirmation of this tool" : tainted ? 'this conversation turn contains content you did not type (a file, an event or another person\'s message)' : null);
-    if (reason === null) return tool.execute({ args: prepared.args, binding: prepared.binding, ...(prepared.secrets ? { secrets: prepared.secrets } : {}) }, env);
+    const reason =
+      prepared.confirmReason ??
+      (risk === 'destructive' ? 'this deletes or overwrites something' : rule === 'confirm' ? "this bot's policy asks for confirmation of this tool" : tainted && risk === 'outward' ? 'this conversation turn contains content you did not type (a file, an event or another person\'s message), and this reaches other people' : null);
+    if (reason === null) {
+      const result = await tool.execute({ args: prepared.args, binding: prepared.binding, ...(prepared.secrets ? { secrets: prepared.secrets } : {}) }, env);
+      if (!tainted || result.isError) return result;
+      return { ...result, content: [...result.content, { type: 'text', text: `Done without a confirmation, because only ${user.uid} sees it and it can be undone: ${prepared.description}. Tell the user what was done.` }] };
+    }
 
     // The invoker confirms, also in agent mode (where `user` is the profile's account).
     const turn = turnOf(ctx);

@@ -19,6 +19,16 @@ export interface ToolEnv {
   readonly scope: ResourceScope;
 }
 
+/**
+ * How much one write can hurt (S6), decided by the tool and Nextcloud, never by the model.
+ * `destructive`: deletes or overwrites, always confirmed. `outward`: reaches or widens what
+ * other people see, confirmed in a tainted turn. `private`: only the user sees it and it can
+ * be undone, so it runs even in a tainted turn.
+ */
+export type RiskClass = 'destructive' | 'outward' | 'private';
+/** A write tool's declared class; `by-visibility`: `prepare` says per call (private or outward), outward when it cannot tell. */
+export type DeclaredRisk = RiskClass | 'by-visibility';
+
 export interface PreparedAction {
   /** Canonical arguments: exactly what `execute` will do, nothing the model can add later. */
   args: Record<string, unknown>;
@@ -28,6 +38,8 @@ export interface PreparedAction {
   description: string;
   /** Why this action always needs the user's confirmation; null when only policy or taint would demand it. */
   confirmReason: string | null;
+  /** This call's class from Nextcloud facts fetched now (sharing of the folder, calendar, board); never lowers the declared one. */
+  risk?: RiskClass;
   /** Values that must not wait in storage as plain text (a link password): sealed in the vault until the action runs. */
   secrets?: Record<string, string>;
 }
@@ -40,9 +52,31 @@ export interface FirstPartyTool {
   available(caps: Capabilities): boolean;
   /** Its output carries content the invoker did not type (file contents, calendar invitations; S6). */
   taints: boolean;
+  /** Every write tool (`prepare`) declares one; see docs/SECURITY.md (S6) for the table. */
+  risk?: DeclaredRisk;
   run?(args: Record<string, unknown>, env: ToolEnv): Promise<ToolResult>;
   prepare?(args: Record<string, unknown>, env: ToolEnv): Promise<PreparedAction | ToolResult>;
   execute?(action: { args: Record<string, unknown>; binding: Record<string, unknown>; secrets?: Record<string, string> }, env: ToolEnv): Promise<ToolResult>;
+}
+
+const RANK: Record<RiskClass, number> = { private: 0, outward: 1, destructive: 2 };
+
+/** The class one prepared call runs under: the stricter of the declared class and the call's facts. */
+export function riskOf(tool: FirstPartyTool, prepared: PreparedAction): RiskClass {
+  const declared = tool.risk ?? 'outward';
+  if (tool.definition.policy.destructive || declared === 'destructive') return 'destructive';
+  const fact = prepared.risk ?? (declared === 'private' ? 'private' : 'outward');
+  const floor: RiskClass = declared === 'outward' ? 'outward' : 'private';
+  return RANK[fact] >= RANK[floor] ? fact : floor;
+}
+
+/** For `prepare`: outward when another person can see the target, or when that could not be established. */
+export async function visibility(isShared: () => Promise<boolean>): Promise<RiskClass> {
+  try {
+    return (await isShared()) ? 'outward' : 'private';
+  } catch {
+    return 'outward';
+  }
 }
 
 export function isToolResult(x: PreparedAction | ToolResult): x is ToolResult {

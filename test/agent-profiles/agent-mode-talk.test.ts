@@ -50,8 +50,10 @@ for (const dialect of DIALECTS) {
       enabled: true,
       ...over,
     });
-    const ask = async (toolArgs: Record<string, unknown>) => {
+    /** `readFirst`: the model reads that file in the turn first, so its content taints the turn (S6). */
+    const ask = async (toolArgs: Record<string, unknown>, readFirst?: string) => {
       const mark = s.h.nc.calls.length;
+      if (readFirst) s.llm.enqueue({ toolCalls: [{ name: 'files_read', arguments: JSON.stringify({ path: readFirst }) }] });
       s.llm.enqueue({ toolCalls: [{ name: 'files_create', arguments: JSON.stringify(toolArgs) }] }, { text: ['Done.'] });
       await s.say(room, 'alice', '@filer please write the report');
       await s.idle();
@@ -149,7 +151,11 @@ for (const dialect of DIALECTS) {
     });
 
     it('a confirmed agent-mode action runs again as the account, after the resolver checked it once more', async () => {
-      const mark = await ask({ path: 'Shared/AI/second.md', content: 'Second report' });
+      // Issue 23: the bot's earlier answer no longer taints the turn; reading the report in it does.
+      const config = { agentProfile: profileId, scope: { folders: ['Shared/AI'] } };
+      const tools = await api('alice', 'PUT', `/api/v1/bots/${bot.id}/tools`, { tools: [{ name: 'files_read', config }, { name: 'files_create', config }] });
+      assert.equal(tools.status, 200, tools.text);
+      const mark = await ask({ path: 'Shared/AI/second.md', content: 'Second report' }, 'Shared/AI/report.md');
       assert.equal(s.h.nc.dav.files.read('nuqloud-ai', 'Shared/AI/second.md'), null, 'waits for the confirmation (S6)');
       assert.match(s.bot(room).at(-2)?.message ?? '', /Only alice can confirm it/);
       assert.equal(await confirm(), true);
@@ -196,8 +202,9 @@ for (const dialect of DIALECTS) {
       const plain = await api('alice', 'PUT', `/api/v1/bots/${bot.id}/tools`, { tools: [{ name: 'files_create', config: {} }] });
       assert.equal(plain.status, 200, plain.text);
       const mark = await ask({ path: 'alice-notes.md', content: 'mine' });
-      // Earlier answers are in the memory (S6), so the write waits for alice's "yes <code>".
-      assert.equal(await confirm(), true, JSON.stringify(s.bot(room).slice(-2)));
+      // Issue 23: only the bot's own earlier answers are in memory, which do not taint the turn, and a new
+      // file in alice's own unshared home is private: it is written without a question.
+      assert.equal(await confirm(), false, JSON.stringify(s.bot(room).slice(-2)));
       assert.equal(s.h.nc.dav.files.read('alice', 'alice-notes.md'), 'mine');
       assert.deepEqual([...new Set(davCallsSince(mark).map((c) => c.user))], ['alice']);
       const audit = await api('admin', 'GET', `/api/v1/admin/audit?botId=${bot.id}&mode=user&limit=1`);

@@ -82,7 +82,7 @@ for (const dialect of DIALECTS) {
       assert.equal(s.h.nc.calls.filter((c) => c.method === 'PUT' && c.path.endsWith('/notes.md')).length, puts.length, 'it runs once');
     });
 
-    it('an untainted turn writes directly; with earlier answers in memory a new page and a log entry are asked for and written when confirmed', async () => {
+    it('an untainted turn writes directly, and so does the next one (the bot\'s own answer does not taint it); after a read in the turn a new page and a log entry are asked for and written when confirmed', async () => {
       const r = await room();
       s.llm.enqueue({ toolCalls: [{ id: 'w2', name: 'wiki_write_page', arguments: '{"path":"first.md","content":"# First\\n"}' }] }, { text: ['Saved first.md.'] });
       await s.say(r, 'alice', '@scribe save a first page');
@@ -90,8 +90,19 @@ for (const dialect of DIALECTS) {
       assert.equal(read('first.md'), '# First\n', 'written directly');
       assert.ok(!s.bot(r).some((m) => /Confirmation needed/.test(m.message)));
 
-      // The bot's earlier answer is now in memory: the next write waits.
-      s.llm.enqueue({ toolCalls: [{ id: 'w3', name: 'wiki_write_page', arguments: '{"path":"topics/second.md","content":"# Second\\n\\nMore.\\n"}' }] }, { text: ['Please confirm.'] });
+      // Issue 23: only the bot's earlier answer is in memory, which does not taint the turn by itself.
+      s.llm.enqueue({ toolCalls: [{ id: 'w2b', name: 'wiki_write_page', arguments: '{"path":"again.md","content":"# Again\\n"}' }] }, { text: ['Saved again.md.'] });
+      await s.say(r, 'alice', '@scribe save another page');
+      await s.idle();
+      assert.equal(read('again.md'), '# Again\n', 'written directly in the next turn');
+      assert.ok(!s.bot(r).some((m) => /Confirmation needed/.test(m.message)));
+
+      // A page read in this turn is untrusted content: the next write waits.
+      s.llm.enqueue(
+        { toolCalls: [{ id: 'r3', name: 'wiki_read_page', arguments: '{"path":"first.md"}' }] },
+        { toolCalls: [{ id: 'w3', name: 'wiki_write_page', arguments: '{"path":"topics/second.md","content":"# Second\\n\\nMore.\\n"}' }] },
+        { text: ['Please confirm.'] },
+      );
       await s.say(r, 'alice', '@scribe and a second one');
       await s.idle();
       assert.equal(read('topics/second.md'), null);
@@ -102,7 +113,11 @@ for (const dialect of DIALECTS) {
       assert.equal(read('topics/second.md'), '# Second\n\nMore.\n');
       assert.match(read('index.md') ?? '', /\(topics\/second\.md\)/, 'index.md lists the confirmed page');
 
-      s.llm.enqueue({ toolCalls: [{ id: 'l1', name: 'wiki_log_event', arguments: '{"title":"Added topics/second.md","details":"Asked by alice."}' }] }, { text: ['Please confirm.'] });
+      s.llm.enqueue(
+        { toolCalls: [{ id: 'r4', name: 'wiki_read_page', arguments: '{"path":"topics/second.md"}' }] },
+        { toolCalls: [{ id: 'l1', name: 'wiki_log_event', arguments: '{"title":"Added topics/second.md","details":"Asked by alice."}' }] },
+        { text: ['Please confirm.'] },
+      );
       await s.say(r, 'alice', '@scribe log it');
       await s.idle();
       assert.doesNotMatch(read('log.md') ?? '', /Added topics\/second\.md/);

@@ -36,7 +36,7 @@ describe('a personal bot keeps a wiki, driven through Talk (issue 9 end to end)'
     await s.say(token, 'alice', '@scribe save my notes on fractions in the wiki');
     await s.idle();
     assert.equal(s.bot(token).at(-1)?.message, 'Saved your notes on fractions.');
-    // A second write after a tool result or earlier answers needs a confirmation (S6), so the log entry is a fresh conversation.
+    // A write after a tool result or another person's message needs a confirmation (S6); the log entry is a fresh conversation.
     const logRoom = s.groupRoom();
     await s.onboard(logRoom, bot, 'A');
     s.llm.enqueue(

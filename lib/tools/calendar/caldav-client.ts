@@ -56,6 +56,13 @@ function lastSegment(url: string): string {
   }
 }
 
+/** Every `<d:href>` under an `oc:invite` (one per sharee: users, groups, circles). */
+function inviteHrefs(v: unknown): string[] {
+  if (Array.isArray(v)) return v.flatMap(inviteHrefs);
+  if (!v || typeof v !== 'object') return [];
+  return Object.entries(v as Record<string, unknown>).flatMap(([k, child]) => (k === 'href' ? (Array.isArray(child) ? child : [child]).map((h) => textOf(h).trim()).filter((h) => h !== '') : inviteHrefs(child)));
+}
+
 export class CalDavClient {
   readonly #client: TsdavClient;
   readonly #fetch: DavFetch;
@@ -109,6 +116,28 @@ export class CalDavClient {
       return { id, name, url: c.url, components: c.components ?? [] };
     });
     return this.#calendars;
+  }
+
+  /**
+   * Whether anyone but the user sees this calendar (S6): it is shared by the user (`oc:invite` lists
+   * someone else), published (`cs:publish-url`; Nextcloud then lists the owner in `oc:invite`), or
+   * owned by someone else (`oc:owner-principal`) [test/fixtures/nextcloud33/calendar-sharing-facts.json].
+   * Throws when the server does not say, so the caller treats the calendar as shared.
+   */
+  async sharedWithOthers(calendar: CalendarInfo): Promise<boolean> {
+    const body =
+      '<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns" xmlns:cs="http://calendarserver.org/ns/"><d:prop>' +
+      '<oc:invite/><oc:owner-principal/><cs:publish-url/></d:prop></d:propfind>';
+    const res = await this.#fetch(calendar.url, { method: 'PROPFIND', headers: { Depth: '0', 'Content-Type': 'application/xml; charset=utf-8' }, body });
+    if (res.status !== 207) throw errorForStatus('calendar sharing', res.status, 'the calendar could not be read');
+    const entry = parseMultistatus(await res.text())[0];
+    if (!entry || !('invite' in entry.props)) throw new CalDavUnavailableError('the server did not say who shares this calendar');
+    const self = new URL(this.#principalUrl).pathname.replace(/\/+$/, '');
+    const isSelf = (href: string) => self.endsWith(`/${href.replace(/^principal:/, '').replace(/^\/+|\/+$/g, '')}`);
+    if (propHrefs(entry, 'publish-url').length > 0) return true;
+    const owner = propText(entry, 'owner-principal');
+    if (owner !== '' && !isSelf(owner)) return true;
+    return inviteHrefs(entry.props['invite']).some((h) => !isSelf(h));
   }
 
   async principal(): Promise<PrincipalInfo> {

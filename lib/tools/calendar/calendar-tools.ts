@@ -3,18 +3,7 @@
 // UID; the hrefs behind them are looked up on the server in this turn (S1).
 import { randomUUID } from 'node:crypto';
 import { InvalidArgumentError } from '../files/user-paths.ts';
-import {
-  guarded,
-  guardedPrepare,
-  jsonResult,
-  objectSchema,
-  optionalBoolean,
-  optionalString,
-  requiredString,
-  type FirstPartyTool,
-  type PreparedAction,
-  type ToolEnv,
-} from '../first-party-tool.ts';
+import { guarded, guardedPrepare, jsonResult, objectSchema, optionalBoolean, optionalString, requiredString, visibility, type FirstPartyTool, type PreparedAction, type ToolEnv } from '../first-party-tool.ts';
 import { assertCalendarInScope, type ResourceScope } from '../resource-scope.ts';
 import { destructivePolicy, readPolicy, searchPolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
@@ -328,9 +317,16 @@ const calendarAvailability: FirstPartyTool = {
 
 // --- calendar_create_event ---
 
+/** The default end of an all-day event: the next day (exclusive). */
+function nextDay(start: ResolvedTime): ResolvedTime {
+  const next = new Date(start.utcMs + 86_400_000);
+  return { utcMs: next.getTime(), tzid: null, wall: { year: next.getUTCFullYear(), month: next.getUTCMonth() + 1, day: next.getUTCDate(), hour: 0, minute: 0, second: 0 }, date: true };
+}
+
 const calendarCreate: FirstPartyTool = {
   family: 'calendar',
   taints: false,
+  risk: 'by-visibility',
   available: (c) => c.has('caldav'),
   definition: {
     name: 'calendar_create_event',
@@ -367,8 +363,7 @@ const calendarCreate: FirstPartyTool = {
       let end: ResolvedTime;
       if (args['end'] === undefined || args['end'] === null || args['end'] === '') {
         if (!allDay) throw new InvalidArgumentError('end is required');
-        const next = new Date(start.utcMs + 86_400_000);
-        end = { utcMs: next.getTime(), tzid: null, wall: { year: next.getUTCFullYear(), month: next.getUTCMonth() + 1, day: next.getUTCDate(), hour: 0, minute: 0, second: 0 }, date: true };
+        end = nextDay(start);
       } else {
         end = resolveEventTime(args['end'], allDay ? undefined : timezone, 'end', { allowDate: allDay });
       }
@@ -398,6 +393,7 @@ const calendarCreate: FirstPartyTool = {
         binding: { calendarUrl: calendar.url },
         description: `create the event "${title}" in the calendar ${calendar.name} (${calendar.id}) from ${when(start)} to ${when(end)}${location ? ` at ${location}` : ''}${who}`,
         confirmReason: attendees.length > 0 ? 'the event has attendees, who receive invitations' : null,
+        risk: attendees.length > 0 ? 'outward' : await visibility(() => client.sharedWithOthers(calendar)),
       };
     }),
   execute: (action, env) =>
@@ -405,13 +401,7 @@ const calendarCreate: FirstPartyTool = {
       const a = action.args;
       const allDay = a['allDay'] === true;
       const start = resolveEventTime(a['start'], allDay ? undefined : a['timezone'], 'start', { allowDate: allDay });
-      const end =
-        a['end'] === null
-          ? (() => {
-              const next = new Date(start.utcMs + 86_400_000);
-              return { utcMs: next.getTime(), tzid: null, wall: { year: next.getUTCFullYear(), month: next.getUTCMonth() + 1, day: next.getUTCDate(), hour: 0, minute: 0, second: 0 }, date: true } as ResolvedTime;
-            })()
-          : resolveEventTime(a['end'], allDay ? undefined : a['timezone'], 'end', { allowDate: allDay });
+      const end = a['end'] === null ? nextDay(start) : resolveEventTime(a['end'], allDay ? undefined : a['timezone'], 'end', { allowDate: allDay });
       const client = await connect(env);
       const calendar = await pickCalendar(client, a['calendar'], env.scope);
       if (!isCalendar(calendar)) return calendar;
@@ -462,6 +452,7 @@ const UPDATE_KEYS = ['title', 'start', 'end', 'timezone', 'location', 'descripti
 const calendarUpdate: FirstPartyTool = {
   family: 'calendar',
   taints: false,
+  risk: 'by-visibility',
   available: (c) => c.has('caldav'),
   definition: {
     name: 'calendar_update_event',
@@ -515,6 +506,7 @@ const calendarUpdate: FirstPartyTool = {
         binding: { url: obj.url, etag: normalizeEtag(obj.etag) },
         description: `change the event "${existing.title}" (${existing.start?.value ?? '?'}) in ${obj.calendar.name}: ${parts.join(', ')}${notify}`,
         confirmReason: existing.attendees.length > 0 ? 'the event has attendees, who receive the change' : null,
+        risk: existing.attendees.length > 0 ? 'outward' : await visibility(() => client.sharedWithOthers(obj.calendar)),
       };
     }),
   execute: (action, env) =>
@@ -547,6 +539,7 @@ const calendarUpdate: FirstPartyTool = {
 const calendarDelete: FirstPartyTool = {
   family: 'calendar',
   taints: false,
+  risk: 'destructive',
   available: (c) => c.has('caldav'),
   definition: {
     name: 'calendar_delete_event',

@@ -159,6 +159,7 @@ const collectivesReadPage: FirstPartyTool = {
 
 const collectivesCreatePage: FirstPartyTool = {
   family: 'collectives',
+  risk: 'outward',
   taints: false,
   available,
   definition: {
@@ -240,6 +241,7 @@ async function writeNewPage(env: ToolEnv, api: CollectivesApi, page: PageInfo, c
 
 const collectivesUpdatePage: FirstPartyTool = {
   family: 'collectives',
+  risk: 'outward',
   taints: false,
   available,
   definition: {
@@ -318,6 +320,7 @@ function moveTool(kind: 'rename' | 'move'): FirstPartyTool {
   const rename = kind === 'rename';
   return {
     family: 'collectives',
+    risk: 'outward',
     taints: false,
     available,
     definition: {
@@ -400,6 +403,7 @@ async function movePageLast(api: CollectivesApi, page: PageInfo, parentId: numbe
 
 const collectivesTrashPage: FirstPartyTool = {
   family: 'collectives',
+  risk: 'destructive',
   taints: false,
   available,
   definition: {

@@ -5,7 +5,7 @@ import { guarded, guardedPrepare, jsonResult, objectSchema, optionalBoolean, opt
 import { readPolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
 import type { DeckBoard } from './deck-api.ts';
-import { boardMembers, deckApi, describeBoard, openBoard, sameState, sharedWithOthers } from './deck-resolve.ts';
+import { boardRisk, boardMembers, deckApi, describeBoard, openBoard, sameState, sharedWithOthers } from './deck-resolve.ts';
 import { available, BOARD_ID, labelView, MAX_TITLE, parseColor, people } from './deck-views.ts';
 
 export const deckListBoards: FirstPartyTool = {
@@ -96,6 +96,7 @@ function boardTitle(args: Record<string, unknown>, required: boolean): string | 
 
 export const deckCreateBoard: FirstPartyTool = {
   family: 'deck',
+  risk: 'private',
   taints: false,
   available,
   definition: {
@@ -125,6 +126,7 @@ export const deckCreateBoard: FirstPartyTool = {
 
 export const deckUpdateBoard: FirstPartyTool = {
   family: 'deck',
+  risk: 'by-visibility',
   taints: false,
   available,
   definition: {
@@ -147,7 +149,7 @@ export const deckUpdateBoard: FirstPartyTool = {
       const next = { title: title ?? board.title, color: color ?? board.color };
       if (next.title === board.title && next.color === board.color.toLowerCase()) return errorResult(`ERROR: The board ${describeBoard(board)} already looks like that.`);
       const changes = [...(next.title !== board.title ? [`rename it to "${next.title}"`] : []), ...(next.color !== board.color.toLowerCase() ? [`colour ${next.color}`] : [])];
-      return { args: { boardId: board.id, ...next }, binding: boardState(board), description: `change the board ${describeBoard(board)}: ${changes.join('; ')}`, confirmReason: null };
+      return { args: { boardId: board.id, ...next }, binding: boardState(board), description: `change the board ${describeBoard(board)}: ${changes.join('; ')}`, confirmReason: null, risk: boardRisk(board, env) };
     }),
   execute: (action, env) =>
     guarded(async () => {
@@ -160,6 +162,7 @@ export const deckUpdateBoard: FirstPartyTool = {
 
 export const deckArchiveBoard: FirstPartyTool = {
   family: 'deck',
+  risk: 'by-visibility',
   taints: false,
   available,
   definition: {
@@ -184,6 +187,7 @@ export const deckArchiveBoard: FirstPartyTool = {
         binding: boardState(board),
         description: `${archive ? 'archive' : 'unarchive'} the board ${describeBoard(board)}${archive ? ': nobody can change it until it is unarchived' : ''}${shared ? `; it is shared with ${people(othersOf(board, env.user.uid)) || 'groups or teams'}` : ''}`,
         confirmReason: archive && shared ? 'archiving a board that other people use: it becomes read-only for them' : null,
+        risk: boardRisk(board, env),
       };
     }),
   execute: (action, env) =>

@@ -8,7 +8,7 @@ import { errorResult, type ToolResult } from '../tool-provider.ts';
 import { cardFields, type DeckBoard, type DeckStack, parseDeckId } from './deck-api.ts';
 import { reorderHonoursOrder } from './deck-capability.ts';
 import { crossBoardPlan, type CrossBoardPlan, describeAssignee, describePlan, placeInStack, planKey } from './deck-move.ts';
-import { type CardOnBoard, cardState, deckApi, describeBoard, findStack, openBoard, openCard, requireEdit } from './deck-resolve.ts';
+import { boardRisk, type CardOnBoard, cardState, deckApi, describeBoard, findStack, openBoard, openCard, requireEdit } from './deck-resolve.ts';
 import { applyExtras, available, boundCard, CARD_ID, cardView, isLoc, NO_EXTRAS, reloadLoc } from './deck-views.ts';
 
 function deckName(version: string | null): string {
@@ -59,6 +59,7 @@ async function movedResult(env: ToolEnv, target: DeckBoard, cardId: number, orde
 
 export const deckMoveCard: FirstPartyTool = {
   family: 'deck',
+  risk: 'by-visibility',
   taints: false,
   available,
   definition: {
@@ -102,7 +103,7 @@ export const deckMoveCard: FirstPartyTool = {
       const card = `the card "${loc.card.title}" (${loc.card.id})`;
       if (!crossing) {
         const where = honoured ? `at position ${order}` : `(${deckName(version)} ignores positions: the card keeps its place by its current order)`;
-        return { args: moveArgs, binding: cardState(loc), description: `move ${card} to the stack "${toStack.title}" ${where} on the board ${describeBoard(loc.board)}`, confirmReason: null };
+        return { args: moveArgs, binding: cardState(loc), description: `move ${card} to the stack "${toStack.title}" ${where} on the board ${describeBoard(loc.board)}`, confirmReason: null, risk: boardRisk(loc.board, env) };
       }
       const plan = crossBoardPlan(loc.card, target);
       return {
@@ -110,6 +111,7 @@ export const deckMoveCard: FirstPartyTool = {
         binding: cardState(loc),
         description: `move ${card} from the board ${describeBoard(loc.board)} to the stack "${toStack.title}" of the board ${describeBoard(target)}, whose members will see it${describePlan(plan)}`,
         confirmReason: 'moving a card to another board, whose members will see it',
+        risk: boardRisk(loc.board, env),
       };
     }),
   execute: (action, env) =>

@@ -6,7 +6,7 @@ import { destructivePolicy, readPolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
 import { ASSIGN_USER, cardFields, type DeckAssignee, type DeckCard, type DeckLabel, parseDeckId } from './deck-api.ts';
 import { describeAssignee } from './deck-move.ts';
-import { assignedGroups, assignedUsers, cardState, deckApi, describeBoard, findStack, openBoard, openCard, requireEdit, resolveAssignees, resolveLabels } from './deck-resolve.ts';
+import { boardRisk, assignedGroups, assignedUsers, cardState, deckApi, describeBoard, findStack, openBoard, openCard, requireEdit, resolveAssignees, resolveLabels } from './deck-resolve.ts';
 import { applyExtras, ASSIGNEES, available, BOARD_ID, boundCard, CARD_ID, cardView, describeDue, DUE, isLoc, LABELS, MAX_CARDS, MAX_DESCRIPTION, MAX_TITLE, numbers, othersAmong, parseDueDate, people, reloadCard, strings, TIMEZONE } from './deck-views.ts';
 
 export const deckListCards: FirstPartyTool = {
@@ -51,6 +51,7 @@ export const deckListCards: FirstPartyTool = {
 
 export const deckCreateCard: FirstPartyTool = {
   family: 'deck',
+  risk: 'by-visibility',
   taints: false,
   available,
   definition: {
@@ -94,6 +95,7 @@ export const deckCreateCard: FirstPartyTool = {
           (labels.length > 0 ? `, labels ${labels.map((l) => `"${l.title}"`).join(', ')}` : '') +
           (assignees.length > 0 ? `, assigned to ${people(assignees)}` : ''),
         confirmReason: others.length > 0 ? `assigning ${people(others)}, who will be notified` : null,
+        risk: boardRisk(board, env),
       };
     }),
   execute: (action, env) =>
@@ -132,6 +134,7 @@ function groupsToUnassign(card: DeckCard, input: unknown): DeckAssignee[] {
 
 export const deckUpdateCard: FirstPartyTool = {
   family: 'deck',
+  risk: 'by-visibility',
   taints: false,
   available,
   definition: {
@@ -212,6 +215,7 @@ export const deckUpdateCard: FirstPartyTool = {
         binding: cardState(loc),
         description: `change the card "${card.title}" (${card.id}) on the board ${describeBoard(board)}: ${changes.join('; ')}`,
         confirmReason: others.length > 0 ? `assigning ${people(others)}, who will be notified` : null,
+        risk: boardRisk(board, env),
       };
     }),
   execute: (action, env) =>
@@ -245,6 +249,7 @@ export const deckUpdateCard: FirstPartyTool = {
 
 export const deckArchiveCard: FirstPartyTool = {
   family: 'deck',
+  risk: 'by-visibility',
   taints: false,
   available,
   definition: {
@@ -267,6 +272,7 @@ export const deckArchiveCard: FirstPartyTool = {
         binding: cardState(loc),
         description: `${archive ? 'archive' : 'unarchive'} the card "${loc.card.title}" (${loc.card.id}) on the board ${describeBoard(loc.board)}`,
         confirmReason: null,
+        risk: boardRisk(loc.board, env),
       };
     }),
   execute: (action, env) =>
@@ -283,6 +289,7 @@ export const deckArchiveCard: FirstPartyTool = {
 
 export const deckDeleteCard: FirstPartyTool = {
   family: 'deck',
+  risk: 'destructive',
   taints: false,
   available,
   definition: {

@@ -6,7 +6,7 @@ import { type FirstPartyTool, guarded, guardedPrepare, jsonResult, objectSchema,
 import { destructivePolicy, readPolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
 import type { DeckComment } from './deck-api.ts';
-import { type CardOnBoard, deckApi, describeBoard, findComment, mentionsOthers, openCard, sameState } from './deck-resolve.ts';
+import { boardRisk, type CardOnBoard, deckApi, describeBoard, findComment, mentionsOthers, openCard, sameState } from './deck-resolve.ts';
 import { available, BOARD_ID, CARD_ID, commentView, MAX_COMMENT } from './deck-views.ts';
 
 export const deckListComments: FirstPartyTool = {
@@ -47,6 +47,7 @@ function mentionReason(message: string, self: string): string | null {
 
 export const deckAddComment: FirstPartyTool = {
   family: 'deck',
+  risk: 'by-visibility',
   taints: false,
   available,
   definition: {
@@ -68,6 +69,7 @@ export const deckAddComment: FirstPartyTool = {
         binding: { boardId: loc.board.id, cardId: loc.card.id },
         description: `comment on the card "${loc.card.title}" (${loc.card.id}) of the board ${describeBoard(loc.board)}${parent ? ` in reply to ${parent.actorDisplayName} (${parent.actorId})` : ''}: "${message}"`,
         confirmReason: mentionReason(message, env.user.uid),
+        risk: boardRisk(loc.board, env),
       };
     }),
   execute: (action, env) =>
@@ -103,6 +105,7 @@ async function updateComment(env: ToolEnv, cardId: number, comment: DeckComment,
 
 export const deckUpdateComment: FirstPartyTool = {
   family: 'deck',
+  risk: 'by-visibility',
   taints: false,
   available,
   definition: {
@@ -124,6 +127,7 @@ export const deckUpdateComment: FirstPartyTool = {
         binding: { boardId: loc.board.id, ...commentState(loc.card.id, comment) },
         description: `change your comment ${comment.id} on the card "${loc.card.title}" (${loc.card.id}) to "${message}"`,
         confirmReason: mentionReason(message, env.user.uid),
+        risk: boardRisk(loc.board, env),
       };
     }),
   execute: (action, env) =>
@@ -136,6 +140,7 @@ export const deckUpdateComment: FirstPartyTool = {
 
 export const deckDeleteComment: FirstPartyTool = {
   family: 'deck',
+  risk: 'destructive',
   taints: false,
   available,
   definition: {

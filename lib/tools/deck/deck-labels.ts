@@ -6,7 +6,7 @@ import { guarded, guardedPrepare, jsonResult, objectSchema, optionalString, requ
 import { destructivePolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
 import { parseDeckId, type DeckBoard, type DeckLabel } from './deck-api.ts';
-import { deckApi, describeBoard, openBoard, requireManage, sameState } from './deck-resolve.ts';
+import { boardRisk, deckApi, describeBoard, openBoard, requireManage, sameState } from './deck-resolve.ts';
 import { available, BOARD_ID, labelView, MAX_LABEL_TITLE, parseColor } from './deck-views.ts';
 
 const LABEL_ID = { type: 'integer', description: 'Label id from deck_get_board.' };
@@ -61,6 +61,7 @@ async function cardsWith(env: ToolEnv, board: DeckBoard, labelId: number): Promi
 
 export const deckCreateLabel: FirstPartyTool = {
   family: 'deck',
+  risk: 'by-visibility',
   taints: false,
   available,
   definition: {
@@ -79,7 +80,7 @@ export const deckCreateLabel: FirstPartyTool = {
       const board = await openBoard(env, args['boardId']);
       requireManage(board, 'adding a label');
       assertFreeTitle(board, title, null);
-      return { args: { boardId: board.id, title, color }, binding: { boardId: board.id }, description: `add the label "${title}" (colour ${color}) to the board ${describeBoard(board)}`, confirmReason: null };
+      return { args: { boardId: board.id, title, color }, binding: { boardId: board.id }, description: `add the label "${title}" (colour ${color}) to the board ${describeBoard(board)}`, confirmReason: null, risk: boardRisk(board, env) };
     }),
   execute: (action, env) =>
     guarded(async () => {
@@ -94,6 +95,7 @@ export const deckCreateLabel: FirstPartyTool = {
 
 export const deckUpdateLabel: FirstPartyTool = {
   family: 'deck',
+  risk: 'by-visibility',
   taints: false,
   available,
   definition: {
@@ -117,7 +119,7 @@ export const deckUpdateLabel: FirstPartyTool = {
       if (next.title !== label.title) assertFreeTitle(board, next.title, label.id);
       const changes = [...(next.title !== label.title ? [`rename it to "${next.title}"`] : []), ...(next.color.toLowerCase() !== label.color.toLowerCase() ? [`colour ${next.color}`] : [])];
       if (changes.length === 0) return errorResult(`ERROR: Label ${label.id} already looks like that; nothing to change.`);
-      return { args: { boardId: board.id, labelId: label.id, ...next }, binding: labelState(board, label), description: `change the label "${label.title}" (${label.id}) of the board ${describeBoard(board)}: ${changes.join('; ')}`, confirmReason: null };
+      return { args: { boardId: board.id, labelId: label.id, ...next }, binding: labelState(board, label), description: `change the label "${label.title}" (${label.id}) of the board ${describeBoard(board)}: ${changes.join('; ')}`, confirmReason: null, risk: boardRisk(board, env) };
     }),
   execute: (action, env) =>
     guarded(async () => {
@@ -132,6 +134,7 @@ export const deckUpdateLabel: FirstPartyTool = {
 
 export const deckDeleteLabel: FirstPartyTool = {
   family: 'deck',
+  risk: 'destructive',
   taints: false,
   available,
   definition: {

@@ -4,7 +4,7 @@
 // server has shown it on that board, so an id from another board never rides on an
 // in-scope board id (Deck itself ignores the board and stack parts of card URLs).
 import { InvalidArgumentError } from '../files/user-paths.ts';
-import type { ToolEnv } from '../first-party-tool.ts';
+import type { RiskClass, ToolEnv } from '../first-party-tool.ts';
 import { assertBoardInScope } from '../resource-scope.ts';
 import { ASSIGN_USER, DeckApi, parseDeckId, type DeckAssignee, type DeckBoard, type DeckCard, type DeckComment, type DeckLabel, type DeckStack, type DeckUser } from './deck-api.ts';
 
@@ -48,6 +48,11 @@ export function requireManage(board: DeckBoard, what: string): void {
 /** Whether anyone but the user works on the board: its members, or a group or team it is shared with. */
 export function sharedWithOthers(board: DeckBoard, self: string): boolean {
   return [...boardMembers(board).keys()].some((uid) => uid !== self) || board.acl.some((a) => a.type !== ASSIGN_USER);
+}
+
+/** S6: a write on a board someone else works on reaches them (outward); on a board only the user sees, it is private. */
+export function boardRisk(board: DeckBoard, env: ToolEnv): RiskClass {
+  return sharedWithOthers(board, env.user.uid) ? 'outward' : 'private';
 }
 
 export function describeBoard(board: DeckBoard): string {

@@ -5,7 +5,7 @@ import { guarded, guardedPrepare, jsonResult, objectSchema, optionalInteger, opt
 import { destructivePolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
 import type { DeckBoard, DeckStack } from './deck-api.ts';
-import { deckApi, describeBoard, findStack, openBoard, requireManage, sameState } from './deck-resolve.ts';
+import { boardRisk, deckApi, describeBoard, findStack, openBoard, requireManage, sameState } from './deck-resolve.ts';
 import { available, BOARD_ID, MAX_TITLE } from './deck-views.ts';
 
 const STACK_ID = { type: 'integer', description: 'Stack id from deck_get_board.' };
@@ -16,6 +16,7 @@ function stackState(board: DeckBoard, stack: DeckStack): Record<string, unknown>
 
 export const deckDeleteStack: FirstPartyTool = {
   family: 'deck',
+  risk: 'destructive',
   taints: false,
   available,
   definition: {
@@ -91,6 +92,7 @@ const POSITION = { type: 'integer', description: 'Place from the left, 0 = first
 
 export const deckCreateStack: FirstPartyTool = {
   family: 'deck',
+  risk: 'by-visibility',
   taints: false,
   available,
   definition: {
@@ -115,6 +117,7 @@ export const deckCreateStack: FirstPartyTool = {
         binding: { boardId: board.id },
         description: `add the stack "${title}" to the board ${describeBoard(board)} at place ${at} (0 = first) of ${stacks.length + 1}`,
         confirmReason: null,
+        risk: boardRisk(board, env),
       };
     }),
   execute: (action, env) =>
@@ -134,6 +137,7 @@ export const deckCreateStack: FirstPartyTool = {
 
 export const deckUpdateStack: FirstPartyTool = {
   family: 'deck',
+  risk: 'by-visibility',
   taints: false,
   available,
   definition: {
@@ -163,6 +167,7 @@ export const deckUpdateStack: FirstPartyTool = {
         binding: { ...stackState(board, stack), sequence: sequence(stacks) },
         description: `change the stack "${stack.title}" (${stack.id}) of the board ${describeBoard(board)}: ${changes.join('; ')}`,
         confirmReason: null,
+        risk: boardRisk(board, env),
       };
     }),
   execute: (action, env) =>

@@ -2,20 +2,10 @@
 // move, delete (to the trash) and restore (trash and versions). Never overwrites silently.
 import { destructivePolicy, readPolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
-import {
-  guarded,
-  guardedPrepare,
-  jsonResult,
-  objectSchema,
-  optionalBoolean,
-  optionalInteger,
-  requiredString,
-  type FirstPartyTool,
-  type PreparedAction,
-  type ToolEnv,
-} from '../first-party-tool.ts';
+import { guarded, guardedPrepare, jsonResult, objectSchema, optionalBoolean, optionalInteger, requiredString, visibility, type FirstPartyTool, type PreparedAction, type ToolEnv } from '../first-party-tool.ts';
 import { assertBrowsableInScope, assertPathInScope } from '../resource-scope.ts';
 import { FilesDav, isFailure, type FileInfo } from './files-dav.ts';
+import { visibleToOthers } from './folder-visibility.ts';
 import { displayPath, InvalidArgumentError, parentOf, parseHandle, parseUserPath, printable, type UserPath } from './user-paths.ts';
 
 export const MAX_READ_BYTES = 5 * 1024 * 1024;
@@ -23,7 +13,6 @@ export const MAX_WRITE_CHARS = 1024 * 1024;
 const DEFAULT_READ_CHARS = 20_000;
 const MAX_READ_CHARS = 100_000;
 const MAX_LIST = 500;
-const MAX_SHARE_CHECK_DEPTH = 12;
 
 const BINARY_MIME = /^(image\/(?!svg)|audio\/|video\/|font\/|application\/(pdf|zip|gzip|x-gzip|x-tar|x-7z|x-rar|octet-stream|vnd\.|msword|x-msdownload|x-executable|java-archive|x-bzip|x-xz|wasm))/i;
 
@@ -78,18 +67,6 @@ function pathArg(args: Record<string, unknown>, key: string, env: ToolEnv): User
 function visibleInScope(env: ToolEnv, relative: string): boolean {
   const segments = relative.split('/').filter((x) => x !== '');
   return env.scope.allowsBrowsing(segments);
-}
-
-/** Whether a folder (or one above it) is shared by the user or mounted from someone else (S6). */
-async function visibleToOthers(files: FilesDav, folder: UserPath): Promise<boolean> {
-  if (folder.segments.length > MAX_SHARE_CHECK_DEPTH) return true;
-  for (let n = folder.segments.length; n >= 1; n--) {
-    const segments = folder.segments.slice(0, n);
-    const info = await files.stat({ segments, relative: segments.join('/') });
-    if (!info) continue;
-    if (info.shareTypes.length > 0 || info.mountType !== '') return true;
-  }
-  return false;
 }
 
 function gone(path: UserPath): ToolResult {
@@ -262,11 +239,13 @@ function overwriteAction(path: UserPath, info: FileInfo, text: string, extra: Re
     binding: { fileId: info.fileId, etag: normalizeEtag(info.etag) },
     description: `overwrite the file ${displayPath(path)} (file id ${info.fileId}, ${info.size ?? '?'} bytes now) with new content of ${text.length} characters`,
     confirmReason: 'overwriting a file',
+    risk: 'destructive',
   };
 }
 
 const filesCreate: FirstPartyTool = {
   family: 'files',
+  risk: 'by-visibility',
   taints: false,
   available: (c) => c.has('files'),
   definition: {
@@ -302,6 +281,7 @@ const filesCreate: FirstPartyTool = {
         binding: { exists: false },
         description: `create the file ${displayPath(path)} with ${text.length} characters`,
         confirmReason: null,
+        risk: await visibility(() => visibleToOthers(dav(env), parentOf(path))),
       };
     }),
   execute: writeExecute,
@@ -309,6 +289,7 @@ const filesCreate: FirstPartyTool = {
 
 const filesOverwrite: FirstPartyTool = {
   family: 'files',
+  risk: 'destructive',
   taints: false,
   available: (c) => c.has('files'),
   definition: {
@@ -348,6 +329,7 @@ const filesOverwrite: FirstPartyTool = {
 
 const filesMkdir: FirstPartyTool = {
   family: 'files',
+  risk: 'by-visibility',
   taints: false,
   available: (c) => c.has('files'),
   definition: {
@@ -362,7 +344,8 @@ const filesMkdir: FirstPartyTool = {
   prepare: async (args, env) =>
     guardedPrepare(async () => {
       const path = pathArg(args, 'path', env);
-      return { args: { path: path.relative }, binding: {}, description: `create the folder ${displayPath(path)}`, confirmReason: null };
+      const risk = await visibility(() => visibleToOthers(dav(env), parentOf(path)));
+      return { args: { path: path.relative }, binding: {}, description: `create the folder ${displayPath(path)}`, confirmReason: null, risk };
     }),
   execute: (action, env) =>
     guarded(async () => {
@@ -383,6 +366,7 @@ function transferTool(method: 'COPY' | 'MOVE'): FirstPartyTool {
   const verb = method === 'COPY' ? 'copy' : 'move';
   return {
     family: 'files',
+    risk: 'by-visibility',
     taints: false,
     available: (c) => c.has('files'),
     definition: {
@@ -412,11 +396,14 @@ function transferTool(method: 'COPY' | 'MOVE'): FirstPartyTool {
         if (!info) return gone(source);
         if (await files.stat(destination)) return errorResult(`ERROR: ${displayPath(destination)} already exists; nothing is ever overwritten by ${verb}. Choose another name.`);
         const shared = await visibleToOthers(files, parentOf(destination));
+        // A move out of a folder others see takes the item away from them.
+        const away = method === 'MOVE' ? await visibility(() => visibleToOthers(files, parentOf(source))) : 'private';
         return {
           args: { source: source.relative, destination: destination.relative },
           binding: { fileId: info.fileId, etag: normalizeEtag(info.etag) },
           description: `${verb} the ${kind(info)} ${displayPath(source)} to ${displayPath(destination)}${shared ? ' (a folder other people can see)' : ''}`,
           confirmReason: shared ? 'the destination folder is visible to other people' : null,
+          risk: shared ? 'outward' : away,
         };
       }),
     execute: (action, env) =>
@@ -442,6 +429,7 @@ function transferTool(method: 'COPY' | 'MOVE'): FirstPartyTool {
 
 const filesDelete: FirstPartyTool = {
   family: 'files',
+  risk: 'destructive',
   taints: false,
   available: (c) => c.has('files'),
   definition: {
@@ -489,6 +477,7 @@ type RestoreAction = (typeof RESTORE_ACTIONS)[number];
 
 const filesRestore: FirstPartyTool = {
   family: 'files',
+  risk: 'by-visibility',
   taints: false,
   available: (c) => c.has('trashbin') || c.has('versions'),
   definition: {
@@ -530,6 +519,7 @@ const filesRestore: FirstPartyTool = {
           binding: { fileId: found.fileId },
           description: `restore "${found.name}" from the trash bin to /${found.originalLocation}`,
           confirmReason: null,
+          risk: await visibility(() => visibleToOthers(files, parentOf(parseUserPath(found.originalLocation)))),
         };
       }
       if (!env.capabilities.has('versions')) return errorResult('ERROR: File versions are switched off on this server.');
@@ -547,6 +537,7 @@ const filesRestore: FirstPartyTool = {
         binding: { fileId: info.fileId, etag: normalizeEtag(info.etag) },
         description: `restore ${displayPath(path)} to its version from ${v.modified ?? v.id} (the current content becomes a version)`,
         confirmReason: null,
+        risk: info.shareTypes.length > 0 ? 'outward' : await visibility(() => visibleToOthers(files, parentOf(path))),
       };
     }),
   execute: (action, env) =>

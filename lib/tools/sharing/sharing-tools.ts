@@ -135,6 +135,7 @@ function createShareTool(kind: 'user' | 'group'): FirstPartyTool {
   const type = kind === 'user' ? SHARE_TYPE_USER : SHARE_TYPE_GROUP;
   return {
     family: 'sharing',
+    risk: 'outward',
     taints: false,
     available: (c) => c.has('sharing') && (kind === 'user' || c.has('sharing-group')),
     definition: {
@@ -200,6 +201,7 @@ function createShareTool(kind: 'user' | 'group'): FirstPartyTool {
 
 const sharingCreateLink: FirstPartyTool = {
   family: 'sharing',
+  risk: 'outward',
   taints: false,
   available: (c) => c.has('sharing') && c.has('sharing-link'),
   definition: {
@@ -285,6 +287,7 @@ function describeShare(s: Share): string {
 
 const sharingUpdate: FirstPartyTool = {
   family: 'sharing',
+  risk: 'outward',
   taints: false,
   available: (c) => c.has('sharing'),
   definition: {
@@ -327,6 +330,7 @@ const sharingUpdate: FirstPartyTool = {
 
 const sharingDelete: FirstPartyTool = {
   family: 'sharing',
+  risk: 'destructive',
   taints: false,
   available: (c) => c.has('sharing'),
   definition: {

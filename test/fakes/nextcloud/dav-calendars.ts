@@ -34,6 +34,12 @@ export interface FakeCalendar {
   components: string[];
   objects: Map<string, FakeCalendarObject>;
   sync: number;
+  /** `oc:invite` sharees as Nextcloud 33 lists them (`principal:principals/users/bob`); a published calendar lists its owner. */
+  invite: Array<{ href: string; name: string; access: 'read' | 'read-write' }>;
+  /** `cs:publish-url` once published. */
+  publishUrl: string | null;
+  /** The owner, when the calendar is someone else's shared into this home (`<uri>_shared_by_<owner>`). */
+  ownerUid: string | null;
 }
 
 const REPORT_SET =
@@ -136,9 +142,25 @@ export class FakeCalendars {
   }
 
   createCalendar(uid: string, uri: string, displayName: string, components: string[] = ['VEVENT']): FakeCalendar {
-    const cal: FakeCalendar = { uri, displayName, components, objects: new Map(), sync: 1 };
+    const cal: FakeCalendar = { uri, displayName, components, objects: new Map(), sync: 1, invite: [], publishUrl: null, ownerUid: null };
     this.#home(uid).set(uri, cal);
     return cal;
+  }
+
+  /** The owner shares a calendar with another user (`oc:share` POST): it appears in the sharee's home as `<uri>_shared_by_<owner>`. */
+  shareCalendar(owner: string, uri: string, sharee: string, access: 'read' | 'read-write' = 'read'): FakeCalendar {
+    const cal = this.calendar(owner, uri) ?? this.createCalendar(owner, uri, uri);
+    cal.invite.push({ href: `principal:principals/users/${sharee}`, name: this.#users.displayName(sharee), access });
+    const mounted: FakeCalendar = { ...cal, uri: `${uri}_shared_by_${owner}`, displayName: `${cal.displayName} (${this.#users.displayName(owner)})`, invite: [], ownerUid: owner };
+    this.#home(sharee).set(mounted.uri, mounted);
+    return mounted;
+  }
+
+  /** `cs:publish-calendar`: Nextcloud then lists the owner in `oc:invite` (test/fixtures/nextcloud33/calendar-sharing-facts.json). */
+  publishCalendar(owner: string, uri: string): void {
+    const cal = this.calendar(owner, uri) ?? this.createCalendar(owner, uri, uri);
+    cal.publishUrl = `/remote.php/dav/public-calendars/${randomUUID().replace(/-/g, '').slice(0, 16)}`;
+    if (!cal.invite.some((i) => i.href === `principal:principals/users/${owner}`)) cal.invite.push({ href: `principal:principals/users/${owner}`, name: this.#users.displayName(owner), access: 'read-write' });
   }
 
   calendar(uid: string, uri: string): FakeCalendar | undefined {
@@ -236,7 +258,10 @@ export class FakeCalendars {
     set(p('d', 'sync-token'), `http://sabre.io/ns/sync/${cal.sync}`);
     set(p('cal', 'supported-calendar-component-set'), cal.components.map((c) => `<cal:comp name="${c}"/>`).join(''));
     set(p('d', 'supported-report-set'), REPORT_SET);
-    set(p('oc', 'owner-principal'), `principals/users/${escapeXml(owner)}`);
+    set(p('oc', 'owner-principal'), `principals/users/${escapeXml(cal.ownerUid ?? owner)}`);
+    // As Nextcloud 33 answers (test/fixtures/nextcloud33/calendar-sharing-facts.json): an empty `oc:invite` when unshared.
+    set(p('oc', 'invite'), cal.invite.map((i) => `<oc:user><d:href>${escapeXml(i.href)}</d:href><oc:common-name>${escapeXml(i.name)}</oc:common-name><oc:invite-accepted/><oc:access><oc:${i.access}/></oc:access></oc:user>`).join(''));
+    if (cal.publishUrl) set(p('cs', 'publish-url'), `<d:href>${escapeXml(cal.publishUrl)}</d:href>`);
     return { href: hrefOf(['calendars', owner, cal.uri], true), props };
   }
 

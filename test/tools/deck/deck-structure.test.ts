@@ -100,6 +100,8 @@ describe('Deck boards, stacks and labels (fake Deck 1.17)', () => {
 
   it('a write after a tainting read, and a rename bound to a board that changed meanwhile, are not done', async () => {
     const board = w.nc.deck.createBoard('alice', 'Bound');
+    // Issue 23: on a board only alice sees a tainted write runs; shared with bob, it waits for her.
+    w.nc.deck.share(board.id, 'bob', { edit: true });
     const ctx = w.ctx();
     await w.run('deck_list_boards', {}, ctx);
     const res = await w.run('deck_update_board', { boardId: board.id, title: 'After reading' }, ctx);
@@ -162,6 +164,8 @@ describe('Deck boards, stacks and labels (fake Deck 1.17)', () => {
     assert.ok(writes().every((call) => call.path.startsWith(`${REST}/boards/${board.id}/stacks/`)));
     assert.equal(c.boardId, board.id);
 
+    // Issue 23: a tainted write waits for alice once the board is shared with bob (on her own board it would run).
+    w.nc.deck.share(board.id, 'bob', { edit: true });
     const ctx = w.ctx();
     await w.run('deck_list_boards', {}, ctx);
     assert.match(text(await w.run('deck_update_stack', { boardId: board.id, stackId: a.id, position: 2 }, ctx)), /NOT DONE YET/);
