@@ -10,7 +10,7 @@ import { jsonInfoRoutes, readManifest } from '../../lib/appapi/manifest.ts';
 import type { Dialect } from '../../lib/storage/database.ts';
 import { FakeOpenAI } from '../fakes/openai/fake-openai.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
-import { ExAppProcess, freePort } from '../helpers/exapp-process.ts';
+import { ExAppProcess, exAppEnv, freePort } from '../helpers/exapp-process.ts';
 import { waitFor } from '../helpers/harness.ts';
 import { RealNextcloud, type ChatMessage, type User } from './nextcloud.ts';
 
@@ -79,22 +79,13 @@ export async function startStack(options: { dialect?: Dialect } = {}): Promise<S
   const llm = await FakeOpenAI.start({ models: ['fake-model'], apiKey: LLM_KEY });
   const tdb = await createTestDatabase(options.dialect ?? 'sqlite', { migrate: false });
   await tdb.close();
-  const databaseUrl = tdb.databaseUrl ? `${tdb.databaseUrl}?options=${encodeURIComponent(`-c search_path=${tdb.pgSchema}`)}` : '';
   const secret = randomBytes(32).toString('base64url');
   const port = await freePort();
   const logDir = mkdtempSync(join(tmpdir(), 'educai-real-nc-'));
   const logFile = join(logDir, 'exapp.log');
   const app = new ExAppProcess(
     port,
-    {
-      APP_ID: manifest.id,
-      APP_SECRET: secret,
-      APP_VERSION: manifest.version,
-      NEXTCLOUD_URL: nc.url,
-      APP_PERSISTENT_STORAGE: tdb.dataDir,
-      LOG_LEVEL: 'info',
-      ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-    },
+    exAppEnv(nc.url, tdb, { APP_ID: manifest.id, APP_SECRET: secret, APP_VERSION: manifest.version, LOG_LEVEL: 'info' }),
     { logFile },
   );
   await unregisterExApp(nc);
