@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -7,7 +7,7 @@ import { BotStore } from '../../lib/bots/bot-store.ts';
 import type { FakeNextcloud } from '../fakes/nextcloud/server.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { ExAppProcess, exAppEnv, freePort } from '../helpers/exapp-process.ts';
-import { TEST_SECRET } from '../helpers/harness.ts';
+import { TEST_SECRET, waitFor } from '../helpers/harness.ts';
 
 export const LLM_KEY = 'scale-provider-key-123';
 
@@ -20,7 +20,7 @@ export const system = (): Record<string, string> => ({
 export const asUser = (uid: string): Record<string, string> => ({ ...system(), 'AUTHORIZATION-APP-API': Buffer.from(`${uid}:${TEST_SECRET}`).toString('base64'), requesttoken: 't' });
 
 export interface ClusterProcess {
-  role: 'web' | 'worker';
+  role: 'web' | 'worker' | 'all';
   app: ExAppProcess;
   logFile: string;
 }
@@ -71,18 +71,25 @@ export class Cluster {
     return cluster;
   }
 
-  /** Starts one process of the role (LOG_LEVEL info, its log in a file of its own). */
-  async start(role: 'web' | 'worker', env: Record<string, string> = {}): Promise<ClusterProcess> {
+  /**
+   * Starts one process of the role (its log, at info, in a file of its own) and waits until it is built:
+   * `/heartbeat` answers while the composition root still loads, the "listening" line comes after it.
+   * `env.LOG_LEVEL` above info (benchmarks) skips that wait.
+   */
+  async start(role: 'web' | 'worker' | 'all', env: Record<string, string> = {}): Promise<ClusterProcess> {
     const logFile = join(this.#logDir, `${role}-${this.processes.length}.log`);
-    const app = new ExAppProcess(await freePort(), exAppEnv(this.#nc.url, this.#tdb, { LOG_LEVEL: 'info', EDUCAI_ROLE: role, ...this.#env, ...env }), { logFile });
+    const level = env.LOG_LEVEL ?? 'info';
+    const app = new ExAppProcess(await freePort(), exAppEnv(this.#nc.url, this.#tdb, { EDUCAI_ROLE: role, ...this.#env, ...env, LOG_LEVEL: level }), { logFile });
     await app.start();
+    // (Above info there is no such line: the caller waits its own way.)
+    if (level === 'info') await waitFor(() => existsSync(logFile) && readFileSync(logFile, 'utf8').includes('"msg":"listening"'), `the ${role} process to be built`, 120_000);
     const p = { role, app, logFile };
     this.processes.push(p);
     return p;
   }
 
   web(i = 0): ExAppProcess {
-    return this.processes.filter((p) => p.role === 'web')[i]!.app;
+    return this.processes.filter((p) => p.role !== 'worker')[i]!.app;
   }
 
   /** /enabled through the first web process, the model and egress settings as the admin, and the Talk bot in every room. */
