@@ -1,7 +1,7 @@
 /**
  * Scale-out (EDUCAI_ROLE=web|worker on one PostgreSQL). Real processes: the ExApp's web and worker
- * processes, the fake model in a process of its own (time to first token 300 ms, then 20 tokens/s, 40
- * tokens: about 2.3 s a turn); the fake Nextcloud here.
+ * processes, the fake model in a process of its own (time to first token 300 ms, then 20 tokens/s, 60
+ * tokens: about 3.3 s a turn); the fake Nextcloud here.
  * - scaleout_turns_per_s_1w / _3w: 1 web and 1 or 3 workers (EDUCAI_WORKER_CONCURRENCY=2 each), every
  *   room kept busy (BENCH_SCALEOUT_ROOMS rooms, BENCH_SCALEOUT_TURNS messages each, a room's sent one
  *   after another as each is acknowledged); the turns over the time until the last is answered, after a
@@ -31,7 +31,7 @@ const ACK_RATE = 200;
 
 async function fakeModelProcess(): Promise<{ url: string; stop(): void }> {
   const child = spawn(process.execPath, [new URL('../test/fakes/openai/fake-openai-process.ts', import.meta.url).pathname], {
-    env: { ...process.env, TTFT_MS: '300', TOKENS_PER_SECOND: '20', REPLY_TOKENS: '40' },
+    env: { ...process.env, TTFT_MS: '300', TOKENS_PER_SECOND: '20', REPLY_TOKENS: '60' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const port = await new Promise<number>((resolve) => {

@@ -228,7 +228,8 @@ export class Inbox {
   }
 
   async #claimLeased(limit: number, excludeRooms: Pick<ReadonlySet<string>, 'has'>): Promise<InboxEvent[]> {
-    const rooms = excludeRooms instanceof Map || excludeRooms instanceof Set ? [...(excludeRooms as ReadonlyMap<string, unknown>).keys()] : [];
+    // The worker passes its running jobs by room (a Map): their rooms are busy here.
+    const rooms = 'keys' in excludeRooms ? [...(excludeRooms as { keys(): Iterable<string> }).keys()] : [];
     const rows = await this.#leases!.claim(limit, rooms);
     return rows.map((r) => ({
       id: r.id,
