@@ -14,7 +14,7 @@ import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { FakeNextcloud } from '../test/fakes/nextcloud/server.ts';
 import { createTestDatabase } from '../test/helpers/databases.ts';
-import { ExAppProcess, freePort } from '../test/helpers/exapp-process.ts';
+import { ExAppProcess, exAppEnv, freePort } from '../test/helpers/exapp-process.ts';
 import { TEST_SECRET } from '../test/helpers/harness.ts';
 import { apiRequests, appApiHeaders, problemWith, send, webhookRequests } from '../test/fuzz/request-cases.ts';
 import { percentile, report } from './report.ts';
@@ -33,14 +33,7 @@ const nc = await FakeNextcloud.start({ appId: 'educai', appSecret: TEST_SECRET, 
 nc.recordCalls = false;
 const tdb = await createTestDatabase('sqlite');
 await tdb.close();
-const app = new ExAppProcess(await freePort(), {
-  APP_ID: 'educai',
-  APP_SECRET: TEST_SECRET,
-  APP_VERSION: '0.1.0',
-  NEXTCLOUD_URL: nc.url,
-  APP_PERSISTENT_STORAGE: tdb.dataDir,
-  LOG_LEVEL: 'error',
-});
+const app = new ExAppProcess(await freePort(), exAppEnv(nc.url, tdb, { LOG_LEVEL: 'error' }));
 try {
   await app.start();
   const call = async (uid: string, method: string, path: string, body?: unknown) => {

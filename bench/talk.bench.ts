@@ -35,7 +35,7 @@ import { openDatabase } from '../lib/storage/database.ts';
 import { FakeNextcloud } from '../test/fakes/nextcloud/server.ts';
 import { FakeOpenAI } from '../test/fakes/openai/fake-openai.ts';
 import { createTestDatabase } from '../test/helpers/databases.ts';
-import { ExAppProcess, freePort } from '../test/helpers/exapp-process.ts';
+import { ExAppProcess, exAppEnv, freePort } from '../test/helpers/exapp-process.ts';
 import { TEST_SECRET, waitFor } from '../test/helpers/harness.ts';
 import { percentile, report } from './report.ts';
 
@@ -93,19 +93,17 @@ async function setup(roomCount: number, llmUrl: string, concurrency: number): Pr
       .execute();
   }
   await tdb.close();
-  const app = new ExAppProcess(await freePort(), {
-    APP_ID: 'educai',
-    APP_SECRET: TEST_SECRET,
-    APP_VERSION: '0.1.0',
-    NEXTCLOUD_URL: nc.url,
-    APP_PERSISTENT_STORAGE: tdb.dataDir,
-    LOG_LEVEL: 'error',
-    EDUCAI_WORKER_CONCURRENCY: String(concurrency),
-    ...(process.env.EDUCAI_SINGLE_THREAD ? { EDUCAI_SINGLE_THREAD: process.env.EDUCAI_SINGLE_THREAD } : {}),
-    ...(process.env.EDUCAI_PROCESSING_NICE ? { EDUCAI_PROCESSING_NICE: process.env.EDUCAI_PROCESSING_NICE } : {}),
-    // Diagnostics, e.g. BENCH_APP_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof".
-    ...(process.env.BENCH_APP_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_APP_NODE_OPTIONS } : {}),
-  });
+  const app = new ExAppProcess(
+    await freePort(),
+    exAppEnv(nc.url, tdb, {
+      LOG_LEVEL: 'error',
+      EDUCAI_WORKER_CONCURRENCY: String(concurrency),
+      ...(process.env.EDUCAI_SINGLE_THREAD ? { EDUCAI_SINGLE_THREAD: process.env.EDUCAI_SINGLE_THREAD } : {}),
+      ...(process.env.EDUCAI_PROCESSING_NICE ? { EDUCAI_PROCESSING_NICE: process.env.EDUCAI_PROCESSING_NICE } : {}),
+      // Diagnostics, e.g. BENCH_APP_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof".
+      ...(process.env.BENCH_APP_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_APP_NODE_OPTIONS } : {}),
+    }),
+  );
   await app.start();
   const enabled = await fetch(`${app.url}/enabled?enabled=1`, { method: 'PUT', headers: appHeaders('') });
   if (!enabled.ok) throw new Error('enable failed');

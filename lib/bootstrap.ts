@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import type { Express } from 'express';
 import type { AppConfig } from './config/env.ts';
@@ -26,7 +27,7 @@ import { BotStore } from './bots/bot-store.ts';
 import { createKnowledgeModule, type KnowledgeModule, type KnowledgeModuleOptions } from './knowledge/knowledge-module.ts';
 import { RoomUploads } from './knowledge/room-uploads.ts';
 import { wikiFileEventsRegistrar } from './wiki/wiki-file-events.ts';
-import { createWikiModule, type WikiModule } from './wiki/wiki-module.ts';
+import { createWikiModule, DEFAULT_SCAN_INTERVAL_MS, type WikiModule } from './wiki/wiki-module.ts';
 import { knowledgeApiRoutes } from './server/routes/knowledge-api.ts';
 import { ConversationMemory } from './conversation/memory.ts';
 import { TurnRunner } from './conversation/turn-runner.ts';
@@ -63,6 +64,12 @@ import { runtimeStatusRoutes } from './server/routes/runtime-status.ts';
 import { wikiFileEventRoutes } from './server/routes/wiki-file-events.ts';
 import { RuntimeMetrics } from './server/runtime-metrics.ts';
 import { ProcessingThread } from './processing/processing-thread.ts';
+import { startHousekeeping } from './processing/housekeeping.ts';
+import type { Side } from './processing/roles.ts';
+import { inboxDrained, startScaleOut, type ScaleOut } from './processing/scale-out.ts';
+import { observingRateLimits, observingStreamRateLimits } from './ratelimit/provider-headers.ts';
+import { LeaderLock } from './storage/leader-lock.ts';
+import { InboxLeases } from './talk/inbox-leases.ts';
 import { ConfirmationService } from './confirmations/confirmation-service.ts';
 import { isOwnReferenceId } from './confirmations/reference-ids.ts';
 import { ReactionWatcher } from './confirmations/reaction-watcher.ts';
@@ -168,11 +175,11 @@ export interface ProcessingControl {
 }
 
 /**
- * 'all': one thread does everything (tests). 'http': the webhook intake and
- * the API here, the Talk worker in a processing thread (production).
- * 'processing': that thread's side.
+ * 'all': one thread does everything (tests). 'http': the webhook intake and the API here, the Talk
+ * worker in a processing thread (EDUCAI_ROLE=all) or in worker processes (web). 'processing': that
+ * thread's side, or a worker process (processing/roles.ts).
  */
-export type Role = 'all' | 'http' | 'processing';
+export type Role = Side;
 
 export interface BuildOptions {
   logger?: Logger;
@@ -196,6 +203,8 @@ export interface BuildOptions {
   /** Time-based flush interval of streamed replies (default 500 ms). */
   replyTickMs?: number;
   role?: Role;
+  /** EDUCAI_ROLE=web|worker on PostgreSQL: no processing thread; inbox leases, LISTEN/NOTIFY and housekeeping leaders. */
+  scaleOut?: boolean;
   /** In the processing role: refreshes the intake's routing index on the HTTP thread. */
   refreshHttpIndex?: () => Promise<void>;
   /** Tests: knowledge worker polling, extraction limits, DNS answers. */
@@ -229,6 +238,13 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   // Migrations run at start as well as at init, so a restarted container is current before it serves.
   await migrateToLatest(database);
   const db = database.db;
+  const scaleOut = options.scaleOut === true;
+  if (scaleOut && (database.dialect !== 'postgres' || !config.databaseUrl)) throw new Error('scale-out needs PostgreSQL (DATABASE_URL)');
+  // This process among the replicas: inbox leases and housekeeping leases name it.
+  const origin = `${hostname().slice(0, 32)}-${process.pid}-${randomBytes(4).toString('hex')}`;
+  const leader = new LeaderLock(database.dialect === 'postgres' ? db : null, origin, now);
+  // Set once the processes are linked (below); a worker's routing change reaches the web processes' intake.
+  let scaleOutLink: ScaleOut | null = null;
 
   const vault = new Vault(db, loadVaultKey({ keyFile: config.vaultKeyFile ?? join(config.persistentStorage, 'vault.key'), envKey: config.vaultKey }), now);
   await vault.primeRedaction();
@@ -291,7 +307,9 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   // The intake writes through its own handle (on SQLite its own file), so acks never wait for the worker's lock.
   const inbox = new Inbox(db, now, database.intake ?? db, database.intakeStatements);
   const role: Role = options.role ?? 'all';
-  const index = new RoutingIndex(db, role === 'processing' ? (options.refreshHttpIndex ?? null) : null);
+  if (scaleOut && role === 'processing') inbox.useLeases(new InboxLeases(db, { owner: origin, ttlMs: (config.inboxLeaseSeconds ?? 30) * 1000 }, now));
+  const announceIndex = async () => void (await scaleOutLink?.announce('index'));
+  const index = new RoutingIndex(db, role === 'processing' ? (options.refreshHttpIndex ?? (scaleOut ? announceIndex : null)) : null);
   await index.refresh();
   const talkRooms = new RoomInfo(nextcloud, { now });
   const rooms = options.talk?.rooms ? options.talk.rooms(talkRooms) : talkRooms;
@@ -488,7 +506,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     settingsRegistrar({ nextcloud, forms: () => [adminForm(config.nextcloudUrl), personalForm()], logger, afterRegister: () => adminFormSync.reconcile() }),
     wikiFileEventsRegistrar({ listeners: new WebhookListeners(nextcloud, config.appId), logger }),
   ];
-  const enabled = new EnabledHandler(registrars, logger);
+  const enabled = new EnabledHandler(registrars, logger, (fn) => leader.exclusive('enabled', 60_000, fn));
   // Set once the processing control exists (below); values saved in Nextcloud's admin form reach the worker too.
   let afterFormApplied: () => Promise<void> = async () => undefined;
   const adminFormSync = new AdminFormSync({ nextcloud, settings, llmSettings, logger, onApplied: () => afterFormApplied() });
@@ -508,23 +526,29 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   // events that arrive meanwhile wait in the durable inbox, which the thread drains when it is up.
   let thread: ProcessingThread | null = null;
   let threadReady: Promise<ProcessingThread> | null = null;
+  const runsWorker = role !== 'http' && options.startWorker !== false;
+  // A web process of a scale-out has no worker: its rows are the worker processes' (woken by NOTIFY).
+  const remoteWorkers = scaleOut && role === 'http';
   const processing: ProcessingControl = {
     notify: (row) => {
       if (thread) thread.notify(row);
       // The thread's worker has started by the time it is ready; rows meanwhile need not wait for its poll.
       else if (threadReady) void threadReady.then((t) => t.notify(row), () => undefined);
+      else if (remoteWorkers) void scaleOutLink?.announce('inbox').catch((err: unknown) => logger.debug({ err }, 'could not wake the workers'));
       else worker.notify(row);
     },
     reactionSeen: (roomToken, messageId) => {
       if (thread) thread.reactionSeen(roomToken, messageId);
       else if (threadReady) void threadReady.then((t) => t.reactionSeen(roomToken, messageId), () => undefined);
-      else reactionWatcher.hint(roomToken, messageId);
+      // A web process has no watcher; the workers' own bounded reads find the reaction.
+      else if (!remoteWorkers) reactionWatcher.hint(roomToken, messageId);
     },
-    idle: async (timeoutMs) => (threadReady ? (await threadReady).idle(timeoutMs) : worker.idle(timeoutMs)),
+    idle: async (timeoutMs) => (threadReady ? (await threadReady).idle(timeoutMs) : remoteWorkers ? inboxDrained(inbox, timeoutMs) : worker.idle(timeoutMs)),
     processQueueNow: async () => (threadReady ? ((await threadReady).processQueueNow() as Promise<QueueRunResult>) : queueProcessor.processNow()),
     settingsChanged: async () => {
       await settingsChangedHere();
       if (threadReady) await (await threadReady).settingsChanged();
+      await scaleOutLink?.announce('settings');
     },
     runtime: async (seconds) => (threadReady ? (await threadReady).runtime(seconds) : metrics.snapshot(seconds)),
     wikiFileEvent: () => (threadReady ? void threadReady.then((t) => t.wikiFileEvent(), () => undefined) : wiki.scanner.fileEvent()),
@@ -595,20 +619,20 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     ],
   });
 
-  const runsWorker = role !== 'http' && options.startWorker !== false;
   // WAL checkpoints (and their fsyncs) off every event loop, where the Talk worker runs.
   const checkpointer = runsWorker && database.files ? await Checkpointer.start(database.files, { logger }) : null;
+  // Scale-out: configuration changes, routing changes and inbox wake-ups between the processes (storage/notifier.ts).
+  if (scaleOut) {
+    scaleOutLink = await startScaleOut({ db, databaseUrl: config.databaseUrl!, ...(options.pgSchema ? { pgSchema: options.pgSchema } : {}), origin, logger,
+      reload: settingsChangedHere, refreshIndex: () => index.refresh(), wake: runsWorker ? () => worker.notify() : null });
+  }
   if (runsWorker) await worker.start();
   if (runsWorker) reactionWatcher.wake();
   if (runsWorker) queueProcessor.start(options.queuePollMs ?? 15_000);
   // Ingestion jobs run where the Talk worker runs (never in the HTTP role); their housekeeping too.
   if (runsWorker) await knowledge.start();
-  // The wiki's etag scan (index.md after manual edits) runs where the Talk worker runs, like knowledge.
-  if (runsWorker) wiki.start();
-  const knowledgeMaintenance = setInterval(() => {
-    if (runsWorker) void knowledge.maintenance().catch((err: unknown) => logger.warn({ err }, 'knowledge maintenance failed'));
-  }, 6 * 3600_000);
-  knowledgeMaintenance.unref();
+  // The wiki's etag scan (index.md after manual edits) runs where the Talk worker runs, like knowledge; on one worker of a scale-out.
+  if (runsWorker && !scaleOut) wiki.start();
   const reconciler = new UserReconciler({
     db,
     directory: new UserDirectory(nextcloud),
@@ -618,17 +642,11 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     deleteBot: (id) => deletion.delete(id),
     clearTraces: (uid) => traces.clearForUser(uid),
     forgetMemory: (who) => memory.forgetUser(who),
-    onBotsChanged: settingsChangedHere,
+    onBotsChanged: () => processing.settingsChanged(),
     logger,
     now,
   });
-  // Daily, where the Talk worker runs; the first run waits until start-up traffic has settled.
-  const reconcile = () => void reconciler.run().catch((err: unknown) => logger.warn({ err }, 'user reconciliation failed'));
-  const firstReconcile = setTimeout(() => runsWorker && reconcile(), 10 * 60_000);
-  const dailyReconcile = setInterval(() => runsWorker && reconcile(), RECONCILE_INTERVAL_MS);
-  firstReconcile.unref();
-  dailyReconcile.unref();
-  if (role === 'http') {
+  if (role === 'http' && !scaleOut) {
     threadReady = ProcessingThread.start(config, { pgSchema: options.pgSchema, refreshIndex: () => index.refresh(), logger });
     threadReady.then(
       (t) => {
@@ -645,27 +663,40 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     await traces.prune(typeof days === 'number' && Number.isFinite(days) && days >= 1 ? days : DEFAULT_TRACE_RETENTION_DAYS);
   };
   await pruneTraces().catch((err: unknown) => logger.warn({ err }, 'trace retention failed'));
-  const maintenance = setInterval(() => {
-    void (async () => {
-      const s = await llmSettings.get();
-      await memory.pruneOlderThan(s.conversationRetentionDays);
-      await inbox.pruneHandled(7 * DAY);
-      await index.refresh();
-      await pruneTraces();
-      await requestQueue.purgeFinished();
-      await rateLimiter.pruneIdle();
-    })().catch((err: unknown) => logger.warn({ err }, 'maintenance failed'));
-  }, 3600_000);
-  maintenance.unref();
   // The tool audit is kept for the admin's retention period, pruned daily where the Talk worker runs.
   const pruneAudit = () => void toolAudit.prune().catch((err: unknown) => logger.warn({ err }, 'tool audit retention failed'));
   if (runsWorker) pruneAudit();
-  const auditRetention = setInterval(() => runsWorker && pruneAudit(), DAY);
-  auditRetention.unref();
-  // Values the admin saved in Nextcloud's own settings form, picked up within a minute (HTTP side only).
+  // Values the admin saved in Nextcloud's own settings form reach every process.
   afterFormApplied = () => processing.settingsChanged();
-  const adminFormPoll = setInterval(() => role !== 'processing' && enabled.enabled && reconcileAdminForm(), 60_000);
-  adminFormPoll.unref();
+  // Each timer on one process at a time (processing/housekeeping.ts); the routing index refresh is every process's own.
+  const housekeeping = startHousekeeping(
+    [
+      { name: 'knowledge-maintenance', everyMs: 6 * 3600_000, here: () => runsWorker, run: () => knowledge.maintenance(), failure: 'knowledge maintenance failed' },
+      // Daily; the first run waits until start-up traffic has settled.
+      { name: 'user-reconciliation', everyMs: RECONCILE_INTERVAL_MS, firstAfterMs: 10 * 60_000, here: () => runsWorker, run: () => reconciler.run(), failure: 'user reconciliation failed' },
+      {
+        name: 'retention',
+        everyMs: 3600_000,
+        here: () => true,
+        local: () => index.refresh(),
+        run: async () => {
+          const s = await llmSettings.get();
+          await memory.pruneOlderThan(s.conversationRetentionDays);
+          await inbox.pruneHandled(7 * DAY);
+          await pruneTraces();
+          await requestQueue.purgeFinished();
+          await rateLimiter.pruneIdle();
+        },
+        failure: 'maintenance failed',
+      },
+      { name: 'tool-audit', everyMs: DAY, here: () => runsWorker, run: () => toolAudit.prune(), failure: 'tool audit retention failed' },
+      // Values saved in Nextcloud's admin settings form, picked up within a minute (HTTP side only).
+      { name: 'admin-form-sync', everyMs: 60_000, here: () => role !== 'processing' && enabled.enabled, run: () => adminFormSync.reconcile(), failure: 'admin settings form not reconciled' },
+      ...(scaleOut ? [{ name: 'wiki-scan', everyMs: options.wiki?.scanIntervalMs ?? DEFAULT_SCAN_INTERVAL_MS, here: () => runsWorker, run: () => wiki.scanner.scanOnce(), failure: 'wiki scan failed' }] : []),
+    ],
+    leader,
+    logger,
+  );
 
   let closing: Promise<void> | null = null;
   return {
@@ -702,18 +733,14 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     close: () => (closing ??= closeOnce()),
   };
   async function closeOnce(): Promise<void> {
-    clearInterval(maintenance);
-    clearInterval(auditRetention);
-    clearInterval(adminFormPoll);
-    clearInterval(knowledgeMaintenance);
-    clearTimeout(firstReconcile);
-    clearInterval(dailyReconcile);
+    housekeeping.stop();
     metrics.stop();
     if (threadReady) await (await threadReady.catch(() => null))?.stop();
     await worker.stop();
     reactionWatcher.close();
     await reactionWatcher.idle();
     inbox.stop();
+    await scaleOutLink?.close();
     await queueProcessor.stop();
     await mcpProviders.close();
     await providerEgress.close();

@@ -71,6 +71,12 @@ function startServer(address: Address): { server: Server; ready: (handler: Handl
   };
 }
 
+function heartbeatOnly(req: IncomingMessage, res: ServerResponse): void {
+  const ok = req.method === 'GET' && (req.url === '/heartbeat' || req.url?.startsWith('/heartbeat?'));
+  res.writeHead(ok ? 200 : 404, { 'Content-Type': 'application/json; charset=utf-8' });
+  res.end(ok ? '{"status":"ok"}' : '{"error":"not found","message":"a worker process serves only /heartbeat"}');
+}
+
 async function main(): Promise<void> {
   const early = earlyAddress(process.env);
   let started = early ? startServer(early) : null;
@@ -91,6 +97,13 @@ async function main(): Promise<void> {
   delete process.env.EDUCAI_VAULT_KEY;
   // HaRP's master key (frpc already has its copy); only its presence mattered, for the socket.
   delete process.env.HP_SHARED_KEY;
+  // Several processes need PostgreSQL; on SQLite one process holds the data folder (one line, exit 78 like a configuration error).
+  const { claimSqliteFolder, scaleOutRefusal } = await import('./processing/roles.ts');
+  const refusal = scaleOutRefusal(config.role ?? 'all', config.databaseUrl) ?? (config.databaseUrl ? null : claimSqliteFolder(config.persistentStorage));
+  if (refusal) {
+    process.stderr.write(`educai: ${refusal}\n`);
+    process.exit(78);
+  }
   started ??= startServer(config.unixSocket ? { socket: config.unixSocket } : { host: config.appHost, port: config.appPort });
   const { server } = started;
   await started.listening;
@@ -101,11 +114,16 @@ async function main(): Promise<void> {
     await import(specifier);
     await new Promise((r) => setImmediate(r));
   }
-  // The Talk worker runs in its own thread so webhooks are acknowledged at once (EDUCAI_SINGLE_THREAD=1 to disable).
+  // EDUCAI_ROLE (processing/roles.ts): `all` runs the Talk worker in its own thread so webhooks are acknowledged
+  // at once (EDUCAI_SINGLE_THREAD=1 to disable); `web` and `worker` split the two across processes on PostgreSQL.
+  const { ROLES } = await import('./processing/roles.ts');
+  const plan = ROLES[config.role ?? 'all'];
   const { buildApplication } = await import('./bootstrap.ts');
-  const application = await buildApplication(config, { role: process.env.EDUCAI_SINGLE_THREAD === '1' ? 'all' : 'http' });
+  const side = plan.processingThread && process.env.EDUCAI_SINGLE_THREAD === '1' ? 'all' : plan.side;
+  const application = await buildApplication(config, { role: side, scaleOut: plan.scaleOut });
   const { logger } = application;
-  started.ready(application.app as unknown as Handler);
+  // A worker serves only /heartbeat (health checks); it has no routes of its own.
+  started.ready(plan.serves === 'app' ? (application.app as unknown as Handler) : heartbeatOnly);
   if (config.unixSocket) logger.info({ socket: config.unixSocket }, 'listening on unix socket (HaRP)');
   else logger.info({ host: config.appHost, port: config.appPort }, 'listening');
 

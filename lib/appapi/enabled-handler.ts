@@ -16,17 +16,27 @@ export class EnabledHandler {
   readonly #registrars: Registrar[];
   readonly #logger: Logger;
   #enabled = false;
+  readonly #serialize: <T>(fn: () => Promise<T>) => Promise<T>;
 
-  constructor(registrars: Registrar[], logger: Logger) {
+  /**
+   * `serialize`: runs one (un)registration at a time across replicas (scale-out: several web processes
+   * may receive /enabled at once; AppAPI's Talk bot registration is idempotent only one call at a time).
+   */
+  constructor(registrars: Registrar[], logger: Logger, serialize: <T>(fn: () => Promise<T>) => Promise<T> = (fn) => fn()) {
     this.#registrars = registrars;
     this.#logger = logger;
+    this.#serialize = serialize;
   }
 
   get enabled(): boolean {
     return this.#enabled;
   }
 
-  async setEnabled(enabled: boolean): Promise<string> {
+  setEnabled(enabled: boolean): Promise<string> {
+    return this.#serialize(() => this.#setEnabled(enabled));
+  }
+
+  async #setEnabled(enabled: boolean): Promise<string> {
     if (enabled) {
       for (const r of this.#registrars) {
         try {

@@ -17,6 +17,8 @@ export interface Manifest {
   licence: string;
   routes: ManifestRoute[];
   environmentVariables: string[];
+  /** `<k8s-service-roles>`: one Kubernetes Deployment per role (AppAPI 34+ with HaRP), only `expose` ones reachable. */
+  serviceRoles: Array<{ name: string; env: string; expose: boolean }>;
   image: { registry: string; image: string; tag: string };
 }
 
@@ -35,6 +37,7 @@ export function readManifest(path: string): Manifest {
   const docker = (ext['docker-install'] ?? {}) as Record<string, string>;
   const routes = asArray((ext.routes as { route?: unknown } | undefined)?.route) as ManifestRoute[];
   const vars = asArray((ext['environment-variables'] as { variable?: unknown } | undefined)?.variable) as Array<{ name: string }>;
+  const roles = asArray((ext['k8s-service-roles'] as { role?: unknown } | undefined)?.role) as Array<{ name: string; env?: string; expose?: string }>;
   return {
     id: String(info.id),
     name: String(info.name),
@@ -42,6 +45,7 @@ export function readManifest(path: string): Manifest {
     licence: String(info.licence),
     routes: routes.map((r) => ({ ...r, url: String(r.url), verb: String(r.verb), access_level: String(r.access_level) as AccessLevel, headers_to_exclude: String(r.headers_to_exclude ?? '[]') })),
     environmentVariables: vars.map((v) => v.name),
+    serviceRoles: roles.map((r) => ({ name: String(r.name), env: String(r.env ?? ''), expose: String(r.expose) === 'true' })),
     image: { registry: docker.registry ?? 'docker.io', image: docker.image ?? String(info.id), tag: docker['image-tag'] ?? 'latest' },
   };
 }

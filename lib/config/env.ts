@@ -26,6 +26,10 @@ export interface AppConfig {
   processingNice: number;
   /** Talk events older than this get a short apology instead of a stale answer. */
   maxEventAgeSeconds: number;
+  /** EDUCAI_ROLE: `all` (one process, the default), or `web` / `worker` for scale-out on PostgreSQL (processing/roles.ts). */
+  role?: 'all' | 'web' | 'worker';
+  /** Scale-out: how long a worker's claim on a Talk event holds without renewal (EDUCAI_INBOX_LEASE_SECONDS, default 30). */
+  inboxLeaseSeconds?: number;
 }
 
 const nonEmpty = (name: string) => z.string({ error: `${name} is required` }).trim().min(1, `${name} is required`);
@@ -66,6 +70,13 @@ const schema = z.object({
     .min(30, 'EDUCAI_MAX_EVENT_AGE_SECONDS must be between 30 and 86400')
     .max(86400, 'EDUCAI_MAX_EVENT_AGE_SECONDS must be between 30 and 86400')
     .default(600),
+  EDUCAI_ROLE: z.enum(['all', 'web', 'worker'], { error: 'EDUCAI_ROLE must be all, web or worker' }).default('all'),
+  EDUCAI_INBOX_LEASE_SECONDS: z.coerce
+    .number({ error: 'EDUCAI_INBOX_LEASE_SECONDS must be a number' })
+    .int('EDUCAI_INBOX_LEASE_SECONDS must be an integer')
+    .min(2, 'EDUCAI_INBOX_LEASE_SECONDS must be between 2 and 3600')
+    .max(3600, 'EDUCAI_INBOX_LEASE_SECONDS must be between 2 and 3600')
+    .default(30),
 });
 
 /** AppAPI may hand us `https://host/index.php/`; every API lives beside index.php, not below it. */
@@ -125,5 +136,7 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
     workerConcurrency: e.EDUCAI_WORKER_CONCURRENCY,
     processingNice: e.EDUCAI_PROCESSING_NICE,
     maxEventAgeSeconds: e.EDUCAI_MAX_EVENT_AGE_SECONDS,
+    role: e.EDUCAI_ROLE,
+    inboxLeaseSeconds: e.EDUCAI_INBOX_LEASE_SECONDS,
   };
 }

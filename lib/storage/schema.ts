@@ -81,6 +81,16 @@ export interface InboxProgressTable {
   not_before: number;
   started_at: number | null;
   finished_at: number | null;
+  /** Scale-out only: the worker process holding the row, and until when (renewed while its turn runs). */
+  lease_owner?: string | null;
+  lease_until?: number | null;
+}
+
+/** Scale-out: which process runs a housekeeping timer now (storage/leader-lock.ts). */
+export interface LeaderLeasesTable {
+  name: string;
+  owner: string;
+  until: number;
 }
 
 export interface HandledMessagesTable {
@@ -137,6 +147,7 @@ export interface Database extends RateLimitTables, RequestQueueTables, TraceTabl
   room_identities: RoomIdentitiesTable;
   inbox: InboxTable;
   inbox_progress: InboxProgressTable;
+  leader_leases: LeaderLeasesTable;
   handled_messages: HandledMessagesTable;
   reply_chunks: ReplyChunksTable;
   room_states: RoomStatesTable;

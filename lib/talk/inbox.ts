@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import type { IntakeRow, IntakeStatements } from '../storage/database.ts';
 import type { Database } from '../storage/schema.ts';
 import { PreparedQuery } from '../storage/prepared-query.ts';
+import type { InboxLeases } from './inbox-leases.ts';
 
 export interface InboxEvent {
   id: number;
@@ -88,6 +89,8 @@ export class Inbox {
   readonly #intake: Kysely<Database>;
   readonly #now: () => number;
   readonly #statements: IntakeStatements | null;
+  /** Scale-out: several worker processes claim under leases (inbox-leases.ts) instead of this one's memory. */
+  #leases: InboxLeases | null = null;
   #pruneTimer: NodeJS.Timeout | null = null;
   /** The worker's view of unfinished rows (claim side only). */
   readonly #queue = new WaitingRows();
@@ -108,6 +111,11 @@ export class Inbox {
     this.#intake = intake;
     this.#now = now;
     this.#statements = statements ?? null;
+  }
+
+  /** Scale-out (PostgreSQL, several worker processes): claims go through leases; call before the worker starts. */
+  useLeases(leases: InboxLeases): void {
+    this.#leases = leases;
   }
 
   /**
@@ -189,6 +197,7 @@ export class Inbox {
    */
   async claim(limit: number, excludeRooms: Pick<ReadonlySet<string>, 'has'>, options: { readNew?: boolean } = {}): Promise<InboxEvent[]> {
     if (limit <= 0) return [];
+    if (this.#leases) return this.#claimLeased(limit, excludeRooms);
     const now = this.#now();
     if (this.#queue.syncedAt === null || now - this.#queue.syncedAt >= FULL_SYNC_MS || now < this.#queue.syncedAt) await this.#fullSync(now);
     else if (options.readNew !== false) await this.#readNew();
@@ -218,11 +227,29 @@ export class Inbox {
     return claimed;
   }
 
+  async #claimLeased(limit: number, excludeRooms: Pick<ReadonlySet<string>, 'has'>): Promise<InboxEvent[]> {
+    // The worker passes its running jobs by room (a Map): their rooms are busy here.
+    const rooms = 'keys' in excludeRooms ? [...(excludeRooms as { keys(): Iterable<string> }).keys()] : [];
+    const rows = await this.#leases!.claim(limit, rooms);
+    return rows.map((r) => ({
+      id: r.id,
+      roomToken: r.room_token,
+      messageId: r.message_id,
+      actorId: r.actor_id,
+      route: r.route,
+      kind: r.kind,
+      payload: JSON.parse(r.payload) as DeliveredEvent,
+      attempts: r.attempts,
+      receivedAt: r.received_at,
+    }));
+  }
+
   /**
    * Takes a row the intake handed over when the worker has seen the intake's row before it; false
    * otherwise (one was not handed over, or the first read has not run yet), and the worker reads instead.
    */
   offer(row: HandedRow): boolean {
+    if (this.#leases) return false;
     if (this.#queue.syncedAt === null || row.after === null || row.after !== this.#queue.cursor) return false;
     // A full read running now would not see this row: it must not replace the queue (see #fullSync).
     this.#queue.touch();
@@ -270,6 +297,7 @@ export class Inbox {
 
   /** The row is finished; the intake deletes it from `inbox` at its next prune. */
   async complete(id: number): Promise<void> {
+    if (this.#leases) return void (await this.#leases.complete(id));
     const now = this.#now();
     this.#queue.touch();
     await this.#db.transaction().execute(async (trx) => {
@@ -281,6 +309,7 @@ export class Inbox {
 
   async retryLater(id: number, delayMs: number): Promise<void> {
     const notBefore = this.#now() + delayMs;
+    if (this.#leases) return this.#leases.retryLater(id, notBefore);
     this.#queue.touch();
     await this.#db.updateTable('inbox_progress').set({ status: 'pending', not_before: notBefore }).where('inbox_id', '=', id).execute();
     this.#queue.release(id, notBefore);
@@ -288,6 +317,8 @@ export class Inbox {
 
   /** After a crash or restart: events that were in progress become pending again and resume. */
   async releaseInterrupted(): Promise<number> {
+    // Under leases the other workers' rows are theirs: only expired leases are taken, at claim.
+    if (this.#leases) return 0;
     const r = await this.#db.updateTable('inbox_progress').set({ status: 'pending' }).where('status', '=', 'processing').executeTakeFirst();
     this.#queue.syncedAt = null;
     return Number(r.numUpdatedRows);
@@ -351,6 +382,7 @@ export class Inbox {
 
   /** Stops a scheduled prune (shutdown: the database is about to close). */
   stop(): void {
+    this.#leases?.stop();
     if (this.#pruneTimer) clearTimeout(this.#pruneTimer);
     this.#pruneTimer = null;
   }

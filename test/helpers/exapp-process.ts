@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { waitFor } from './harness.ts';
+import { TEST_SECRET, waitFor } from './harness.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -12,6 +12,36 @@ export function freePort(): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
+}
+
+/** Where the ExApp's data lives: a test database's folder and, on PostgreSQL, its URL and schema. */
+export interface ExAppData {
+  dataDir: string;
+  databaseUrl: string | null;
+  pgSchema: string | undefined;
+}
+
+/** The PostgreSQL URL a process opens the test schema with (its search_path in the URL), or '' for SQLite. */
+export function processDatabaseUrl(data: ExAppData): string {
+  return data.databaseUrl ? `${data.databaseUrl}?options=${encodeURIComponent(`-c search_path=${data.pgSchema}`)}` : '';
+}
+
+/**
+ * The environment AppAPI gives the ExApp (test app id, secret and version), for the fake or real
+ * Nextcloud at `nextcloudUrl` and the data in `data`; `extra` adds or overrides variables.
+ */
+export function exAppEnv(nextcloudUrl: string, data: ExAppData, extra: Record<string, string> = {}): Record<string, string> {
+  const databaseUrl = processDatabaseUrl(data);
+  return {
+    APP_ID: 'educai',
+    APP_SECRET: TEST_SECRET,
+    APP_VERSION: '0.1.0',
+    NEXTCLOUD_URL: nextcloudUrl,
+    APP_PERSISTENT_STORAGE: data.dataDir,
+    LOG_LEVEL: 'warn',
+    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
+    ...extra,
+  };
 }
 
 /** The ExApp as its own process (`node lib/main.ts`), so a crash is a real SIGKILL and load is measured apart. */

@@ -10,7 +10,7 @@ import { jsonInfoRoutes, readManifest } from '../../lib/appapi/manifest.ts';
 import type { Dialect } from '../../lib/storage/database.ts';
 import { FakeOpenAI } from '../fakes/openai/fake-openai.ts';
 import { createTestDatabase } from '../helpers/databases.ts';
-import { ExAppProcess, freePort } from '../helpers/exapp-process.ts';
+import { ExAppProcess, exAppEnv, freePort } from '../helpers/exapp-process.ts';
 import { waitFor } from '../helpers/harness.ts';
 import { RealNextcloud, type ChatMessage, type User } from './nextcloud.ts';
 
@@ -81,19 +81,11 @@ export async function startStack(options: { dialect?: Dialect } = {}): Promise<S
   const llm = await FakeOpenAI.start({ models: ['fake-model'], apiKey: LLM_KEY });
   const tdb = await createTestDatabase(options.dialect ?? 'sqlite', { migrate: false });
   await tdb.close();
-  const databaseUrl = tdb.databaseUrl ? `${tdb.databaseUrl}?options=${encodeURIComponent(`-c search_path=${tdb.pgSchema}`)}` : '';
   const secret = randomBytes(32).toString('base64url');
   const port = await freePort();
   const logDir = mkdtempSync(join(tmpdir(), 'educai-real-nc-'));
   const logFile = join(logDir, 'exapp.log');
-  const env: Record<string, string> = {
-    APP_ID: manifest.id,
-    APP_SECRET: secret,
-    APP_VERSION: manifest.version,
-    NEXTCLOUD_URL: nc.url,
-    APP_PERSISTENT_STORAGE: tdb.dataDir,
-    ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-  };
+  const env = exAppEnv(nc.url, tdb, { APP_ID: manifest.id, APP_SECRET: secret, APP_VERSION: manifest.version });
   const app = new ExAppProcess(port, { ...env, LOG_LEVEL: 'info' }, { logFile });
   await unregisterExApp(nc);
   await app.start();

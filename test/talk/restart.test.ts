@@ -5,7 +5,7 @@ import { openDatabase } from '../../lib/storage/database.ts';
 import { FakeOpenAI } from '../fakes/openai/fake-openai.ts';
 import { FakeNextcloud } from '../fakes/nextcloud/server.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.ts';
-import { ExAppProcess, freePort } from '../helpers/exapp-process.ts';
+import { ExAppProcess, exAppEnv, freePort } from '../helpers/exapp-process.ts';
 import { TEST_SECRET, waitFor } from '../helpers/harness.ts';
 import { LLM_KEY } from '../helpers/talk-scenario.ts';
 
@@ -36,16 +36,7 @@ for (const dialect of DIALECTS) {
       tdb = await createTestDatabase(dialect);
       await new BotStore(tdb.db).create({ displayName: 'Tutor', mention: 'tutor', systemPrompt: 'You teach.' }, 'alice');
       await tdb.close();
-      const databaseUrl = tdb.databaseUrl ? `${tdb.databaseUrl}?options=${encodeURIComponent(`-c search_path=${tdb.pgSchema}`)}` : '';
-      app = new ExAppProcess(await freePort(), {
-        APP_ID: 'educai',
-        APP_SECRET: TEST_SECRET,
-        APP_VERSION: '0.1.0',
-        NEXTCLOUD_URL: nc.url,
-        APP_PERSISTENT_STORAGE: tdb.dataDir,
-        LOG_LEVEL: 'warn',
-        ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
-      });
+      app = new ExAppProcess(await freePort(), exAppEnv(nc.url, tdb));
       await app.start();
       assert.deepEqual(await (await fetch(`${app.url}/enabled?enabled=1`, { method: 'PUT', headers: system() })).json(), { error: '' });
       const admin = { ...system(), 'AUTHORIZATION-APP-API': Buffer.from(`admin:${TEST_SECRET}`).toString('base64'), requesttoken: 't' };

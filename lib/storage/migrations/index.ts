@@ -14,6 +14,7 @@ import * as m0013 from './0013-inbox-route-key.ts';
 import * as m0014 from './0014-agent-profiles.ts';
 import * as m0015 from './0015-mcp-agent-credential.ts';
 import * as m0016 from './0016-confirmation-reactions.ts';
+import * as m0017 from './0017-scale-out.ts';
 
 /** Ordered migrations; names sort in the order they must run. Append only. */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0014-agent-profiles': m0014,
   '0015-mcp-agent-credential': m0015,
   '0016-confirmation-reactions': m0016,
+  '0017-scale-out': m0017,
 };
