@@ -67,7 +67,6 @@ import { ProcessingThread } from './processing/processing-thread.ts';
 import { startHousekeeping } from './processing/housekeeping.ts';
 import type { Side } from './processing/roles.ts';
 import { inboxDrained, startScaleOut, type ScaleOut } from './processing/scale-out.ts';
-import { observingRateLimits, observingStreamRateLimits } from './ratelimit/provider-headers.ts';
 import { LeaderLock } from './storage/leader-lock.ts';
 import { InboxLeases } from './talk/inbox-leases.ts';
 import { ConfirmationService } from './confirmations/confirmation-service.ts';

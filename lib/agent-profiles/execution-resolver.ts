@@ -146,7 +146,7 @@ export class ExecutionResolver implements ToolExecutionGate {
     const now = this.#now();
     let hit = this.#groups.get(user.uid);
     if (!hit || hit.until <= now) {
-      // Read as the user themself (capture 92): nobody else's view is trusted for this.
+      // Read as the user themself (test/fixtures/nextcloud29/92-ocs-users-groups.json): nobody else's view is trusted for this.
       const data = await this.#d.nextcloud.as(user).ocs<{ groups?: unknown }>('GET', '/ocs/v2.php/cloud/users/{uid}/groups', { params: { uid: user.uid } }).catch(() => null);
       if (data === null) return false;
       const groups = Array.isArray(data.groups) ? data.groups.filter((g): g is string => typeof g === 'string') : [];

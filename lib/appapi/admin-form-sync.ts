@@ -1,6 +1,6 @@
 // The admin declarative form's values (default model, per-user hourly limit, memory size) live in the
 // ExApp's app config, where AppAPI stores what the admin saves in Nextcloud's settings (contract §4, §7;
-// capture 88). Our own settings stay the source the app uses; this keeps both in step: a value that
+// test/fixtures/nextcloud29/88-appapi-config-and-preferences.json). Our own settings stay the source the app uses; this keeps both in step: a value that
 // changed in Nextcloud since we last saw it is applied here, and a value changed on the app page is
 // written back so the form shows it.
 import type { LlmSettingsService } from '../llm/llm-settings.ts';

@@ -1,4 +1,4 @@
-// The declarative settings forms registered in Nextcloud's own settings through AppAPI (capture 86),
+// The declarative settings forms registered in Nextcloud's own settings through AppAPI (test/fixtures/nextcloud29/86-appapi-declarative-settings.json),
 // and the shape Nextcloud core accepts. AppAPI stores any schema, but one that core rejects breaks
 // GET settings/api/declarative/forms with a 500 for every user until it is removed, so each form is
 // checked here before it is registered.

@@ -1,5 +1,5 @@
 // The "Talk AI" sections in Nextcloud's admin and personal settings (AppAPI declarative settings,
-// contract §4, capture 86): registered on enable, removed on disable. Every form is checked against
+// contract §4, test/fixtures/nextcloud29/86-appapi-declarative-settings.json): registered on enable, removed on disable. Every form is checked against
 // the shape core accepts before anything is sent, because a form core rejects breaks the settings
 // pages of every user (86: registerFormWithoutSectionType).
 import type { Logger } from '../log/logger.ts';

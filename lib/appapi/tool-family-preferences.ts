@@ -1,6 +1,7 @@
 // Which first-party tool families a user lets their bots use: the personal declarative form's value,
-// stored by AppAPI as the user's ExApp preference (contract §7; capture 86/88). The app page writes the
-// same preference through us, because Nextcloud 29 refuses a non-admin's save on a personal form (86).
+// stored by AppAPI as the user's ExApp preference (contract §7; test/fixtures/nextcloud29/
+// 88-appapi-config-and-preferences.json). The app page writes the same preference through us, because
+// Nextcloud 29 refuses a non-admin's save on a personal form (test/fixtures/nextcloud29/86-appapi-declarative-settings.json).
 import type { Logger } from '../log/logger.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';

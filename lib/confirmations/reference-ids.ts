@@ -1,6 +1,6 @@
 // referenceIds for messages the server posts AS THE USER (e.g. a file shared into Talk by a
 // tool). They look like Talk's own 64-hex ids but carry an HMAC, so a reply can be recognised
-// as ours and never counts as the user's confirmation (S7, capture 62).
+// as ours and never counts as the user's confirmation (S7, test/fixtures/nextcloud29/62-talk-webhook-file-share.json).
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
 function tag(salt: string, nonce: string): string {

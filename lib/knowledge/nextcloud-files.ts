@@ -1,6 +1,6 @@
 // Reading a user's Nextcloud files for knowledge: nodes are found by file id
-// (DASL SEARCH, capture 77), folders listed with PROPFIND Depth 1 (capture 70)
-// and read with GET (capture 76), always as one verified user. Hrefs come from
+// (DASL SEARCH, test/fixtures/nextcloud29/77-webdav-search.json), folders listed with PROPFIND Depth 1 (test/fixtures/nextcloud29/70-webdav-propfind-nextcloud-props.json)
+// and read with GET (test/fixtures/nextcloud29/76-webdav-binary-get.json), always as one verified user. Hrefs come from
 // the server's own answers in this run and are split into checked segments.
 import { parseDocument } from 'htmlparser2';
 import type { NextcloudClient } from '../nextcloud/client.ts';

@@ -1,5 +1,5 @@
 // A cookie jar for ONE tool call of ONE user. Collectives 2.x (Nextcloud 29) serves its API as
-// CSRF-protected web routes (capture 91): they need a session cookie and the session's request
+// CSRF-protected web routes (test/fixtures/nextcloud29/91-collectives.json): they need a session cookie and the session's request
 // token. Nextcloud's controllers then act as the *session's* user, so a cookie that outlives
 // its call would make a later call run as the earlier user. The jar therefore lives only inside
 // `NextcloudSession.withCookieSession()`, accepts cookies only from Nextcloud's origin, and is

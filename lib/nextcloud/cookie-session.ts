@@ -1,4 +1,4 @@
-// A Nextcloud web session of one user for one tool call (capture 91): AppAPI auth plus the
+// A Nextcloud web session of one user for one tool call (test/fixtures/nextcloud29/91-collectives.json): AppAPI auth plus the
 // session cookies Nextcloud sets, and the session's request token from `/index.php/csrftoken`.
 // Created only by `NextcloudSession.withCookieSession()`, which discards the jar afterwards.
 import type { OcsOptions, Query, WebOptions, WebResponse } from './call-options.ts';
@@ -65,7 +65,7 @@ export class CookieSession {
     return this.#session.web(method, path, {
       ...options,
       jar: this.#jar,
-      // The header set of capture 91 (`OCS-APIRequest` alone does not pass the CSRF check there).
+      // The header set of test/fixtures/nextcloud29/91-collectives.json (`OCS-APIRequest` alone does not pass the CSRF check there).
       headers: { requesttoken: token, 'OCS-APIRequest': 'true' },
     });
   }

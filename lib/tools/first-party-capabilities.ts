@@ -1,6 +1,6 @@
 // What the Nextcloud server offers, so that tools whose server side is missing or disabled
 // are not advertised: sharing, public links, group shares, trash bin and versions come from
-// OCS capabilities (capture 20); CalDAV has no capability and is probed per user; Deck is
+// OCS capabilities (test/fixtures/nextcloud29/20-ocs-capabilities-as-alice.json); CalDAV has no capability and is probed per user; Deck is
 // read from the capabilities as each user (it can be enabled for some groups only); Collectives
 // has no capability and its API generation is probed as each user (collectives/collectives-detect.ts).
 import type { Logger } from '../log/logger.ts';

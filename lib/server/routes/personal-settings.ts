@@ -1,5 +1,5 @@
 // GET/PUT /api/v1/me/settings: the personal settings on the app page. Nextcloud 29 refuses a
-// non-admin's save on a personal declarative form (capture 86), so the page offers the same choice
+// non-admin's save on a personal declarative form (test/fixtures/nextcloud29/86-appapi-declarative-settings.json), so the page offers the same choice
 // and we write it as that user through AppAPI's preferences, where the form reads it too.
 import { Router } from 'express';
 import { z } from 'zod';

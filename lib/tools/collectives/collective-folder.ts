@@ -2,7 +2,7 @@
 // the member's `user_folder` setting (translated by default, "Kollektive" in German; `/` for
 // members without quota; `/.Collectives` in 4.x) plus the collective's name. Collectives itself
 // says where: every page carries `collectivePath`, the collective's folder relative to the
-// member's files (PageInfo::fromFile, capture 91 listPages: "Collectives/EducAI Lessons").
+// member's files (PageInfo::fromFile, test/fixtures/nextcloud29/91-collectives.json listPages: "Collectives/EducAI Lessons").
 // The collective is picked by its name AND its team (`circleId`), never by the name alone: names
 // are the circle's sanitized name, so another team's Collective can carry the name asked for.
 import type { NextcloudClient } from '../../nextcloud/client.ts';

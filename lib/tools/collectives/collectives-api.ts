@@ -1,6 +1,6 @@
 // One client interface over both Collectives API generations, as the invoking user:
 //   2.x (Nextcloud 29): CSRF-protected web routes below `/index.php/apps/collectives/_api`,
-//        through a cookie session that lives only for one tool call (capture 91);
+//        through a cookie session that lives only for one tool call (test/fixtures/nextcloud29/91-collectives.json);
 //   3.x (Nextcloud 30+): the OCS API below `/ocs/v2.php/apps/collectives/api/v1.0`.
 // Which one is used comes from detection (first-party-capabilities.ts: 'collectives-ocs').
 // Answers are parsed strictly: ids are integers, strings are strings; nothing else passes.

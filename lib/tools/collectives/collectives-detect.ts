@@ -1,10 +1,10 @@
 // Which Collectives API this user has. Collectives registers no OCS capability (its
-// lib/AppInfo/Application.php has no registerCapability; capture 20 lists none although 2.16.3
+// lib/AppInfo/Application.php has no registerCapability; test/fixtures/nextcloud29/20-ocs-capabilities-as-alice.json lists none although 2.16.3
 // is installed), so a `collectives` capability key is honoured when present and otherwise the
 // API is probed as the user (the app may be enabled for some groups only):
 //   3.x: `GET /ocs/v2.php/apps/collectives/api/v1.0/collectives` answers OCS 200;
 //   2.x: `GET /index.php/apps/collectives/_api` without a session answers 412
-//        `{"message":"CSRF check failed"}` on NC 29 (capture 91 collectivesWithoutCsrfToken): the
+//        `{"message":"CSRF check failed"}` on NC 29 (test/fixtures/nextcloud29/91-collectives.json, collectivesWithoutCsrfToken): the
 //        route exists and needs the cookie session. On NC 30/31 (server#46760) `OCS-APIRequest`
 //        alone passes the CSRF check, so the same probe gets `200 {"data":[…]}`; the tools still
 //        use the cookie session there, which passes too. No cookie is kept by this probe.

@@ -77,7 +77,7 @@ export function parseCollective(raw: unknown, operation: string): CollectiveInfo
   return { id: int(c['id'], operation, 'collective id', 1), name: str(c['name'], operation, 'collective name'), canEdit: c['canEdit'] === true, circleId: circleIdOf(c['circleId'], operation) };
 }
 
-/** A team id as Circles gives it (capture 91: 31 characters); absent or null reads as null. */
+/** A team id as Circles gives it (test/fixtures/nextcloud29/91-collectives.json: 31 characters); absent or null reads as null. */
 function circleIdOf(v: unknown, operation: string): string | null {
   if (v === undefined || v === null) return null;
   if (typeof v !== 'string' || v.length > 64) throw bad(operation, 'collective circleId');

@@ -1,6 +1,6 @@
 // A Collectives page's Markdown file over WebDAV, as the user. Its path comes only from the
 // server's page data (collectivePath/filePath/fileName, PageInfo::fromFile), never from arguments,
-// and the file found there must carry the page's id (capture 91: page 262 ↔ oc-fileid 262).
+// and the file found there must carry the page's id (test/fixtures/nextcloud29/91-collectives.json: page 262 ↔ oc-fileid 262).
 // These names are real file names: Collectives keeps `#` and `%` in them (NodeHelper::sanitiseFilename
 // only drops */|\:"<>?), so each segment is encoded as it is. The model-path checks of
 // url-template.ts (which decode and refuse `#`) are for paths a model typed, not for these.

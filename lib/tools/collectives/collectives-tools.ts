@@ -229,7 +229,7 @@ async function writeNewPage(env: ToolEnv, api: CollectivesApi, page: PageInfo, c
     const file = await statPageFile(env, page);
     const put = await putPageText(env, file, content, file.etag);
     if (!put.ok) return empty(`HTTP ${put.status}`);
-    // Collectives records the last editor through touch (capture 91 touchPage); the content is already saved.
+    // Collectives records the last editor through touch (test/fixtures/nextcloud29/91-collectives.json, touchPage); the content is already saved.
     await api.touchPage(page.collectiveId, page.id).catch(() => null);
     return put.etag;
   } catch (err) {
@@ -309,7 +309,7 @@ const collectivesUpdatePage: FirstPartyTool = {
         }
         const put = await putPageText(env, file, text, etag);
         if (!put.ok) return put.status === 412 ? changed : errorResult(`ERROR: Nextcloud refused to write the page (HTTP ${put.status}).`);
-        // Collectives records the last editor through touch (capture 91 touchPage); the content is already saved.
+        // Collectives records the last editor through touch (test/fixtures/nextcloud29/91-collectives.json, touchPage); the content is already saved.
         await api.touchPage(collectiveId, pageId).catch(() => null);
         return jsonResult({ updated: { collectiveId, pageId, title: page.title }, mode: append ? 'append' : 'replace', etag: normalizeEtag(put.etag), chars: Array.from(text).length });
       });

@@ -1,4 +1,4 @@
-// Collectives 2.x (the Nextcloud 29 line, 2.16.3 in capture 91): no OCS API. Its `_api`
+// Collectives 2.x (the Nextcloud 29 line, 2.16.3 in test/fixtures/nextcloud29/91-collectives.json): no OCS API. Its `_api`
 // controllers are web routes behind Nextcloud's CSRF check, so every call goes through the
 // tool call's own CookieSession (session cookie + request token) and the answers are
 // `{"data": …}`. Routes: nextcloud/collectives appinfo/routes.php of the 2.x line

@@ -1,9 +1,9 @@
-// Deck as the invoking user (capture 90): the REST API below /index.php/apps/deck/api/v1.0
+// Deck as the invoking user (test/fixtures/nextcloud29/90-deck.json): the REST API below /index.php/apps/deck/api/v1.0
 // (plain JSON, `OCS-APIRequest: true`) and the OCS comments API. Every id is a positive
 // safe integer before it reaches a URL template (S2). Deck itself ignores the board and
 // stack ids of card URLs and takes the stack id of an update URL as the card's new stack,
 // so callers must pass the ids the server reported, never ids a model merely claimed.
-// A JSON body overrides URL parameters (capture 90: a reorder URL named stack 17, its body
+// A JSON body overrides URL parameters (test/fixtures/nextcloud29/90-deck.json: a reorder URL named stack 17, its body
 // 18, and 18 won), so an update body never carries a `stackId`.
 import type { NextcloudSession } from '../../nextcloud/client.ts';
 import { NextcloudError } from '../../nextcloud/errors.ts';
@@ -321,7 +321,7 @@ export class DeckApi {
     await this.#rest<unknown>('PUT', `/boards/{boardId}/stacks/{stackId}/cards/{cardId}/${on ? 'assignUser' : 'unassignUser'}`, { boardId, stackId, cardId }, body);
   }
 
-  /** Moves a card within its board (capture 90 `moveCardToDone`); Deck < 1.16 ignores `order`. */
+  /** Moves a card within its board (test/fixtures/nextcloud29/90-deck.json `moveCardToDone`); Deck < 1.16 ignores `order`. */
   async reorderCard(boardId: number, stackId: number, cardId: number, toStackId: number, order: number): Promise<void> {
     parseDeckId(toStackId, 'toStackId');
     await this.#rest<unknown>('PUT', '/boards/{boardId}/stacks/{stackId}/cards/{cardId}/reorder', { boardId, stackId, cardId }, { order, stackId: toStackId });
@@ -346,7 +346,7 @@ export class DeckApi {
 
   /**
    * `boardId` must be the stack's board as the server listed it: Deck 1.17 makes the URL's board
-   * the stack's board (capture updateStackOtherBoardUrl moved a stack to another board).
+   * the stack's board (updateStackOtherBoardUrl in test/fixtures/nextcloud33/deck-1.17-boards-stacks-labels.json moved a stack to another board).
    */
   async updateStack(boardId: number, stackId: number, title: string, order: number): Promise<DeckStack> {
     return toStack(await this.#rest<unknown>('PUT', '/boards/{boardId}/stacks/{stackId}', { boardId, stackId }, { title, order }));

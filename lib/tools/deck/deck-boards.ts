@@ -68,7 +68,7 @@ export const deckGetBoard: FirstPartyTool = {
     }),
 };
 
-// --- board writes (manage right; Deck 1.17 capture deck-1.17-boards-stacks-labels.json) ---
+// --- board writes (manage right; test/fixtures/nextcloud33/deck-1.17-boards-stacks-labels.json) ---
 
 const DEFAULT_BOARD_COLOR = '0082c9';
 
@@ -144,7 +144,7 @@ export const deckUpdateBoard: FirstPartyTool = {
       const color = parseColor(args, undefined);
       if (title === undefined && color === undefined) throw new InvalidArgumentError('nothing to change: give a title or a color');
       const board = await openBoard(env, args['boardId']);
-      // Deck 1.17 renames archived boards too (capture renameArchivedBoard), so only the right is checked.
+      // Deck 1.17 renames archived boards too (renameArchivedBoard in test/fixtures/nextcloud33/deck-1.17-boards-stacks-labels.json), so only the right is checked.
       if (!board.permissions.manage) throw new InvalidArgumentError(`renaming a board needs the right to manage the board ${describeBoard(board)}, which you do not have`);
       const next = { title: title ?? board.title, color: color ?? board.color };
       if (next.title === board.title && next.color === board.color.toLowerCase()) return errorResult(`ERROR: The board ${describeBoard(board)} already looks like that.`);

@@ -1,5 +1,5 @@
 // Whether Deck serves this user: Deck 1.x publishes `deck: { version, canCreateBoards,
-// apiVersions: ['1.0', '1.1'] }` in cloud/capabilities (capture 20, Deck's lib/Capabilities.php).
+// apiVersions: ['1.0', '1.1'] }` in cloud/capabilities (test/fixtures/nextcloud29/20-ocs-capabilities-as-alice.json, Deck's lib/Capabilities.php).
 // Read as the user, because an app can be enabled for some groups only.
 
 /** The `deck` entry of a `capabilities` object, or null when there is none. */

@@ -50,7 +50,7 @@ export const deckDeleteStack: FirstPartyTool = {
     }),
 };
 
-// --- create, rename, reorder (manage right; Deck 1.17 capture deck-1.17-boards-stacks-labels.json) ---
+// --- create, rename, reorder (manage right; test/fixtures/nextcloud33/deck-1.17-boards-stacks-labels.json) ---
 
 /** The board's stacks left to right as Deck shows them (by order, then id). */
 function ordered(board: DeckBoard, stacks: DeckStack[]): DeckStack[] {
@@ -70,9 +70,9 @@ function stackTitle(args: Record<string, unknown>, required: boolean): string | 
 }
 
 /**
- * Deck 1.17 does not renumber stacks (capture reorderStack left two stacks at order 0), so every
+ * Deck 1.17 does not renumber stacks (reorderStack in the Deck 1.17 fixture left two stacks at order 0), so every
  * stack whose place changes gets its index as its order. Each update names the board the server
- * listed the stack on: Deck moves a stack to the board of the URL (capture updateStackOtherBoardUrl).
+ * listed the stack on: Deck moves a stack to the board of the URL (updateStackOtherBoardUrl in test/fixtures/nextcloud33/deck-1.17-boards-stacks-labels.json).
  */
 async function renumber(env: ToolEnv, board: DeckBoard, wanted: DeckStack[], titles: Map<number, string>): Promise<void> {
   const api = deckApi(env);

@@ -70,7 +70,7 @@ export function people(users: DeckUser[]): string {
   return users.map((u) => `${u.displayName} (${u.uid})`).join(', ');
 }
 
-/** Deck stores ISO 8601; like capture 90 we send UTC with an explicit +00:00. */
+/** Deck stores ISO 8601; like test/fixtures/nextcloud29/90-deck.json we send UTC with an explicit +00:00. */
 export function parseDueDate(args: Record<string, unknown>): string | undefined {
   const raw = args['dueDate'];
   if (raw === undefined || raw === null || raw === '') {
