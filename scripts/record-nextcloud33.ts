@@ -1,6 +1,6 @@
 // Records the exchanges the product depends on from a real Nextcloud 33 into test/fixtures/nextcloud33/
 // (what each file holds: that folder's README). Run against a server of ../shared/nextcloud/:
-//   eval "$(/work/shared/nextcloud/setup.sh /tmp/nc 8091 | grep ^export)"
+//   eval "$(../shared/nextcloud/setup.sh /tmp/nc 8091 | grep ^export)"
 //   node scripts/record-nextcloud33.ts [outDir]
 // It registers a recording ExApp `educai` (unregistering any other), installs and removes a second,
 // direct Talk bot, and leaves rooms, files, a board and a collective behind.

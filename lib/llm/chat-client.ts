@@ -20,27 +20,9 @@ import { LlmError, LlmNotConfiguredError, ModelNotAllowedError, type EndpointNam
 
 export { LlmError, LlmNotConfiguredError, ModelNotAllowedError };
 import { LlmAbortedError, LlmTimeoutError, LlmUnavailableError, TRANSIENT_TEXT, fromStatus } from './provider-errors.ts';
-import { buildChatBody } from './chat-request.ts';
+import { buildChatBody, type ChatMessage, type ChatRequest } from './chat-request.ts';
 
-export interface ChatMessage {
-  role: 'system' | 'user' | 'assistant' | 'tool';
-  content: string | null | Array<unknown>;
-  tool_calls?: unknown[];
-  tool_call_id?: string;
-  name?: string;
-}
-
-export interface ChatRequest {
-  /** A model reference (`primary:<id>`, `secondary:<id>` or a bare id). */
-  model: string;
-  messages: ChatMessage[];
-  /** undefined: the admin's default temperature; null: send none. */
-  temperature?: number | null;
-  maxTokens?: number;
-  tools?: unknown[];
-  toolChoice?: unknown;
-  signal?: AbortSignal;
-}
+export type { ChatMessage, ChatRequest } from './chat-request.ts';
 
 export interface TokenUsage {
   promptTokens: number;

@@ -1,7 +1,26 @@
 // What a chat request sends: messages merged and cleaned for strict providers, and the body for the model's family.
 import type { LlmSettings } from './llm-settings.ts';
 import type { ResolvedModel } from './model-catalog.ts';
-import type { ChatMessage, ChatRequest } from './chat-client.ts';
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant' | 'tool';
+  content: string | null | Array<unknown>;
+  tool_calls?: unknown[];
+  tool_call_id?: string;
+  name?: string;
+}
+
+export interface ChatRequest {
+  /** A model reference (`primary:<id>`, `secondary:<id>` or a bare id). */
+  model: string;
+  messages: ChatMessage[];
+  /** undefined: the admin's default temperature; null: send none. */
+  temperature?: number | null;
+  maxTokens?: number;
+  tools?: unknown[];
+  toolChoice?: unknown;
+  signal?: AbortSignal;
+}
 
 
 const GPT5 = /(^|\/)gpt-5([.-]|$)/i;

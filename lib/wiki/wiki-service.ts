@@ -325,6 +325,9 @@ export class WikiService {
    * a person editing index.md at the same time loses nothing. Returns whether it wrote.
    */
   async syncIndex(h: WikiHandle): Promise<boolean> {
+    // The root's etag is read before the walk, so an edit made while this sync runs still differs from
+    // the one recorded and the next scan (or file event) syncs again.
+    const before = await h.dav.stat(h.root);
     const { files } = await walkPages(h.dav, h.root);
     const entries: IndexEntry[] = [];
     for (const f of files) {
@@ -344,7 +347,13 @@ export class WikiService {
       }
       if (put.status !== 412) throw new WikiRefusal(`Could not update index.md: ${put.message || `HTTP ${put.status}`}.`);
     }
-    const root = await h.dav.stat(h.root);
+    // Our own write moved the etag: the new one is recorded only when no page changed meanwhile.
+    let root = before;
+    if (wrote) {
+      const after = await h.dav.stat(h.root);
+      const again = await walkPages(h.dav, h.root);
+      if (samePages(files, again.files)) root = after;
+    }
     if (root) await this.#roots.markSynced(h.bot.id, root.etag, h.root.relative);
     return wrote;
   }
@@ -371,4 +380,10 @@ function contentTypeOf(path: string): string {
   if (path.endsWith('.json')) return 'application/json; charset=utf-8';
   if (path.endsWith('.txt')) return 'text/plain; charset=utf-8';
   return 'text/markdown; charset=utf-8';
+}
+
+/** The same pages with the same etags, index.md and the other managed files aside. */
+function samePages(a: readonly WikiFile[], b: readonly WikiFile[]): boolean {
+  const pages = (files: readonly WikiFile[]) => files.filter((f) => !MANAGED_FILES.has(f.rel)).map((f) => `${f.rel}\0${f.info.etag}`).sort().join('\n');
+  return pages(a) === pages(b);
 }

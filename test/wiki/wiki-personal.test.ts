@@ -133,6 +133,35 @@ describe('personal wiki in the owner\'s files', () => {
     assert.equal(await w.wiki.scanner.scanOnce(), 0);
   });
 
+  it('an edit saved while a sync writes index.md is not lost: the next scan syncs again', async () => {
+    const dav = new FilesDav(w.client.as(issueFromConfirmedTalkAuthor('alice')));
+    const path = (rel: string) => ({ segments: `${ROOT}/${rel}`.split('/'), relative: `${ROOT}/${rel}` });
+    await w.wiki.scanner.scanOnce();
+    await w.wiki.scheduler.flush();
+    assert.equal(await w.wiki.scanner.scanOnce(), 0);
+    const events = w.nc.dav.files.onNodeEvent;
+    let during: Promise<unknown> | null = null;
+    // A person saves another page while the sync writes index.md, after the sync's walk.
+    w.nc.dav.files.onNodeEvent = (e) => {
+      events(e);
+      if (during === null && e.data.node?.path.endsWith('/index.md')) during = dav.put(path('during.md'), '# Saved during the sync\n', {});
+    };
+    try {
+      await dav.put(path('first.md'), '# First\n', {});
+      assert.equal(await w.wiki.scanner.scanOnce(), 1);
+      await w.wiki.scheduler.flush();
+    } finally {
+      w.nc.dav.files.onNodeEvent = events;
+    }
+    assert.ok(during, 'the sync wrote index.md');
+    await during;
+    assert.equal(await w.wiki.scanner.scanOnce(), 1, 'the root still differs from the etag the sync recorded');
+    await w.wiki.scheduler.flush();
+    const lines = pageLines(w.nc.dav.files.read('alice', `${ROOT}/index.md`));
+    assert.ok(lines.some((l) => l.includes('(during.md)')), lines.join('\n'));
+    assert.ok(lines.some((l) => l.includes('(first.md)')), lines.join('\n'));
+  });
+
   it('follows a moved wiki folder by file id', async () => {
     const dav = new FilesDav(w.client.as(issueFromConfirmedTalkAuthor('alice')));
     const from = { segments: ROOT.split('/'), relative: ROOT };
