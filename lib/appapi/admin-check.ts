@@ -1,10 +1,6 @@
 import type { NextcloudClient } from '../nextcloud/client.ts';
+import { currentCloudUser } from '../nextcloud/appapi.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
-
-interface CloudUser {
-  id: string;
-  groups?: string[];
-}
 
 /**
  * ADMIN routes ask Nextcloud whether the user is in the admin group: AppAPI's
@@ -29,7 +25,7 @@ export class AdminCheck {
     const now = this.#now();
     const hit = this.#cache.get(user.uid);
     if (hit && hit.until > now) return hit.admin;
-    const me = await this.#nextcloud.as(user).ocs<CloudUser>('GET', '/ocs/v2.php/cloud/user');
+    const me = await currentCloudUser(this.#nextcloud, user);
     const admin = me.id === user.uid && Array.isArray(me.groups) && me.groups.includes('admin');
     this.#cache.set(user.uid, { admin, until: now + this.#ttlMs });
     if (admin) await this.#onAdmin?.(user.uid).catch(() => undefined);

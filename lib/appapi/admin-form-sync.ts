@@ -5,12 +5,12 @@
 // written back so the form shows it.
 import type { LlmSettingsService } from '../llm/llm-settings.ts';
 import type { Logger } from '../log/logger.ts';
+import { getAppConfigValues, setAppConfigValue } from '../nextcloud/appapi.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import { loadRateLimitSettings, parseRateLimitSettings, RATELIMIT_SETTINGS_KEY } from '../server/routes/ratelimit-admin.ts';
 import type { SettingsStore } from '../storage/settings-store.ts';
 import { ADMIN_FIELDS } from './settings-forms.ts';
 
-const CONFIG = '/ocs/v1.php/apps/app_api/api/v1/ex-app/config';
 /** The Nextcloud values seen at the last reconciliation, so a change there is told from a change here. */
 export const ADMIN_FORM_SEEN_KEY = 'appapi.admin-form.seen';
 
@@ -87,10 +87,7 @@ export class AdminFormSync {
   }
 
   async #reconcile(): Promise<ReconcileResult> {
-    const session = this.#deps.nextcloud.system();
-    const rows = await session.ocs<Array<{ configkey?: unknown; configvalue?: unknown }>>('POST', `${CONFIG}/get-values`, { body: { configKeys: KEYS } });
-    const nc = new Map<string, string>();
-    for (const r of Array.isArray(rows) ? rows : []) if (typeof r.configkey === 'string' && typeof r.configvalue === 'string') nc.set(r.configkey, r.configvalue);
+    const nc = await getAppConfigValues(this.#deps.nextcloud, KEYS);
     const seen = { ...((await this.#deps.settings.get<Record<string, string>>(ADMIN_FORM_SEEN_KEY)) ?? {}) };
     const result: ReconcileResult = { applied: [], written: [], refused: [] };
     let ours = await this.#ours();
@@ -106,7 +103,7 @@ export class AdminFormSync {
         result.refused.push(key);
       }
       if (there !== ours[key]) {
-        await session.ocs('POST', CONFIG, { body: { configKey: key, configValue: ours[key] } });
+        await setAppConfigValue(this.#deps.nextcloud, key, ours[key]);
         result.written.push(key);
       }
       seen[key] = ours[key];

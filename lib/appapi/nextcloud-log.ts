@@ -1,3 +1,4 @@
+import { postLog } from '../nextcloud/appapi.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 
 const LEVELS = { warn: 2, error: 3, fatal: 4 } as const;
@@ -42,9 +43,6 @@ export class NextcloudLogForwarder {
 
   #post(client: NextcloudClient, level: number, message: string): void {
     // Failures are swallowed: logging about a failed log forward would loop.
-    client
-      .system()
-      .ocs('POST', '/ocs/v1.php/apps/app_api/api/v1/log', { body: { level, message }, timeoutMs: 5000 })
-      .catch(() => undefined);
+    postLog(client, level, message, 5000).catch(() => undefined);
   }
 }

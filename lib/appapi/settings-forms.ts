@@ -3,6 +3,7 @@
 // GET settings/api/declarative/forms with a 500 for every user until it is removed, so each form is
 // checked here before it is registered.
 import { z } from 'zod';
+import { embeddedPageUrl } from '../nextcloud/appapi.ts';
 
 /** Tool families a user may allow for their bots (first-party providers; lib/tools/first-party-tool.ts). */
 export const TOOL_FAMILIES = ['files', 'sharing', 'calendar', 'deck', 'collectives'] as const;
@@ -91,8 +92,7 @@ export function assertValidForm(form: unknown): asserts form is DeclarativeForm 
 
 /** Where the full administration page lives: the embedded top-menu page with its hash view. */
 export function adminPageUrl(nextcloudUrl: string): string {
-  const base = nextcloudUrl.replace(/\/index\.php\/?$/, '').replace(/\/+$/, '');
-  return `${base}/index.php/apps/app_api/embedded/educai/educai-main#admin`;
+  return `${embeddedPageUrl(nextcloudUrl, 'educai', 'educai-main')}#admin`;
 }
 
 export function adminForm(nextcloudUrl: string): DeclarativeForm {

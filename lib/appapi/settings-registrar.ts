@@ -3,12 +3,11 @@
 // the shape core accepts before anything is sent, because a form core rejects breaks the settings
 // pages of every user (86: registerFormWithoutSectionType).
 import type { Logger } from '../log/logger.ts';
+import { registerSettingsForm, unregisterSettingsForm } from '../nextcloud/appapi.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import { NextcloudNotFoundError } from '../nextcloud/errors.ts';
 import type { Registrar } from './enabled-handler.ts';
 import { assertValidForm, type DeclarativeForm } from './settings-forms.ts';
-
-const SETTINGS = '/ocs/v1.php/apps/app_api/api/v1/ui/settings';
 
 export interface SettingsRegistrarDeps {
   nextcloud: NextcloudClient;
@@ -19,13 +18,12 @@ export interface SettingsRegistrarDeps {
 }
 
 export function settingsRegistrar(deps: SettingsRegistrarDeps): Registrar {
-  const ocs = (method: string, body: Record<string, unknown>) => deps.nextcloud.system().ocs(method, SETTINGS, { body });
   return {
     name: 'the settings forms',
     register: async () => {
       const forms = deps.forms();
       for (const form of forms) assertValidForm(form);
-      for (const form of forms) await ocs('POST', { formScheme: form });
+      for (const form of forms) await registerSettingsForm(deps.nextcloud, form);
       deps.logger.info({ forms: forms.map((f) => f.id) }, 'settings forms registered');
       try {
         await deps.afterRegister?.();
@@ -37,7 +35,7 @@ export function settingsRegistrar(deps: SettingsRegistrarDeps): Registrar {
       const removed: string[] = [];
       for (const form of deps.forms()) {
         try {
-          await ocs('DELETE', { formId: form.id });
+          await unregisterSettingsForm(deps.nextcloud, form.id);
           removed.push(form.id);
         } catch (err) {
           if (!(err instanceof NextcloudNotFoundError)) throw err;

@@ -1,3 +1,4 @@
+import { readExAppState, reportInitError, reportInitProgress } from '../nextcloud/appapi.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 
 /**
@@ -15,10 +16,7 @@ export class StatusReporter {
 
   async progress(progress: number): Promise<void> {
     const value = Math.max(0, Math.min(100, Math.round(progress)));
-    await this.#nextcloud.system().ocs('PUT', '/ocs/v1.php/apps/app_api/ex-app/status', {
-      body: { progress: value },
-      timeoutMs: value === 100 ? FINAL_REPORT_TIMEOUT_MS : 30_000,
-    });
+    await reportInitProgress(this.#nextcloud, value, value === 100 ? FINAL_REPORT_TIMEOUT_MS : 30_000);
   }
 
   /**
@@ -26,13 +24,11 @@ export class StatusReporter {
    * answers the stored flag as an integer, 1 or 0 (test/fixtures/nextcloud33/appapi-ex-app-state.json).
    */
   async enabled(): Promise<boolean> {
-    const data = await this.#nextcloud.system().ocs<unknown>('GET', '/ocs/v1.php/apps/app_api/ex-app/state', { timeoutMs: 30_000 });
+    const data = await readExAppState(this.#nextcloud, 30_000);
     return data === 1 || data === true;
   }
 
   async error(message: string): Promise<void> {
-    await this.#nextcloud.system().ocs('PUT', '/ocs/v1.php/apps/app_api/ex-app/status', {
-      body: { progress: 0, error: message.slice(0, 500) || 'initialisation failed' },
-    });
+    await reportInitError(this.#nextcloud, message.slice(0, 500) || 'initialisation failed');
   }
 }

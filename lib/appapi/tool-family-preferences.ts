@@ -3,11 +3,10 @@
 // 88-appapi-config-and-preferences.json). The app page writes the same preference through us, because
 // Nextcloud 29 refuses a non-admin's save on a personal form (test/fixtures/nextcloud29/86-appapi-declarative-settings.json).
 import type { Logger } from '../log/logger.ts';
+import { getUserPreferenceValues, setUserPreferenceValue } from '../nextcloud/appapi.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
 import { TOOL_FAMILIES, TOOL_FAMILIES_KEY, type ToolFamilyName } from './settings-forms.ts';
-
-const PREFERENCE = '/ocs/v1.php/apps/app_api/api/v1/ex-app/preference';
 
 export type ToolFamilyChoice = Record<ToolFamilyName, boolean>;
 
@@ -44,11 +43,8 @@ export class ToolFamilyPreferences {
 
   /** Read as the user (AppAPI takes the user from the auth header); a failure throws. */
   async get(user: ActingUser): Promise<ToolFamilyChoice> {
-    const rows = await this.#nextcloud.as(user).ocs<Array<{ configkey?: unknown; configvalue?: unknown }>>('POST', `${PREFERENCE}/get-values`, {
-      body: { configKeys: [TOOL_FAMILIES_KEY] },
-    });
-    const row = Array.isArray(rows) ? rows.find((r) => r.configkey === TOOL_FAMILIES_KEY) : undefined;
-    return parseToolFamilies(typeof row?.configvalue === 'string' ? row.configvalue : undefined);
+    const values = await getUserPreferenceValues(this.#nextcloud.as(user), [TOOL_FAMILIES_KEY]);
+    return parseToolFamilies(values.get(TOOL_FAMILIES_KEY));
   }
 
   async enabled(user: ActingUser): Promise<Set<ToolFamilyName>> {
@@ -59,7 +55,7 @@ export class ToolFamilyPreferences {
   /** Stored as the JSON object the multi-checkbox form writes, so both places show the same choice. */
   async set(user: ActingUser, choice: ToolFamilyChoice): Promise<ToolFamilyChoice> {
     const value = JSON.stringify(Object.fromEntries(TOOL_FAMILIES.map((f) => [f, choice[f]])));
-    await this.#nextcloud.as(user).ocs('POST', PREFERENCE, { body: { configKey: TOOL_FAMILIES_KEY, configValue: value } });
+    await setUserPreferenceValue(this.#nextcloud.as(user), TOOL_FAMILIES_KEY, value);
     this.#logger.info({ uid: user.uid, enabled: TOOL_FAMILIES.filter((f) => choice[f]) }, 'tool families chosen');
     return this.get(user);
   }

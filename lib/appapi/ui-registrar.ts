@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../log/logger.ts';
+import { uiCall, type UiPart } from '../nextcloud/appapi.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import { NextcloudNotFoundError } from '../nextcloud/errors.ts';
 import type { Registrar } from './enabled-handler.ts';
@@ -11,8 +12,6 @@ export const TOP_MENU_DISPLAY_NAME = 'Talk AI';
 export const INITIAL_STATE_KEY = 'educai-config';
 /** Written by the frontend build (ex_app/vite.config.ts): the content-hashed bundle names. */
 export const MANIFEST_FILE = 'js/educai-manifest.json';
-
-const UI = '/ocs/v1.php/apps/app_api/api/v1/ui';
 
 export interface FrontendAssets {
   /** Paths as AppAPI wants them: relative to the ExApp, without `.js` / `.css` [85]. */
@@ -47,11 +46,11 @@ export interface UiRegistrarDeps {
 
 /** The "Talk AI" top-menu page with its script, style and initial state (contract §4). */
 export function uiRegistrar(deps: UiRegistrarDeps): Registrar {
-  const ocs = (method: string, path: string, body: Record<string, unknown>) => deps.nextcloud.system().ocs(method, `${UI}${path}`, { body });
+  const ocs = (method: 'POST' | 'DELETE', part: UiPart, body: Record<string, unknown>) => uiCall(deps.nextcloud, method, part, body);
   const removeTopMenu = async (): Promise<boolean> => {
     try {
       // AppAPI removes the entry's scripts, styles and initial states with it [85-unregister].
-      await ocs('DELETE', '/top-menu', { name: TOP_MENU_NAME });
+      await ocs('DELETE', 'top-menu', { name: TOP_MENU_NAME });
       return true;
     } catch (err) {
       if (err instanceof NextcloudNotFoundError) return false;
@@ -67,15 +66,15 @@ export function uiRegistrar(deps: UiRegistrarDeps): Registrar {
       const style = assets ? assets.style : 'css/educai-style';
       // Start clean so that the bundle names of an earlier version do not stay registered.
       await removeTopMenu();
-      await ocs('POST', '/top-menu', { name: TOP_MENU_NAME, displayName: TOP_MENU_DISPLAY_NAME, icon: 'img/app.svg', adminRequired: 0 });
-      await ocs('POST', '/initial-state', {
+      await ocs('POST', 'top-menu', { name: TOP_MENU_NAME, displayName: TOP_MENU_DISPLAY_NAME, icon: 'img/app.svg', adminRequired: 0 });
+      await ocs('POST', 'initial-state', {
         type: 'top_menu',
         name: TOP_MENU_NAME,
         key: INITIAL_STATE_KEY,
         value: { appId: 'educai', version: deps.appVersion },
       });
-      await ocs('POST', '/script', { type: 'top_menu', name: TOP_MENU_NAME, path: script, afterAppId: '' });
-      if (style) await ocs('POST', '/style', { type: 'top_menu', name: TOP_MENU_NAME, path: style });
+      await ocs('POST', 'script', { type: 'top_menu', name: TOP_MENU_NAME, path: script, afterAppId: '' });
+      if (style) await ocs('POST', 'style', { type: 'top_menu', name: TOP_MENU_NAME, path: style });
       deps.logger.info({ script, style }, 'app page registered');
     },
     unregister: async () => {

@@ -2,11 +2,9 @@
 // headers and the empty user are stored with our app id, and events are delivered through AppAPI to a
 // path of ours (test/fixtures/nextcloud33/webhook-listeners.json). NC 29 has no such app: its OCS route
 // answers 404/998 there and when an admin disabled it, which we read as "not offered".
+import { deleteWebhooksByApp, registerWebhook } from '../nextcloud/appapi.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import { NextcloudNotFoundError } from '../nextcloud/errors.ts';
-
-const WEBHOOKS = '/ocs/v2.php/apps/webhook_listeners/api/v1/webhooks';
-const BY_APP = '/ocs/v2.php/apps/webhook_listeners/api/v1/webhooks/byappid/{appId}';
 
 export interface WebhookListenerSpec {
   /** Event class, e.g. `OCP\Files\Events\Node\NodeWrittenEvent`. */
@@ -32,7 +30,7 @@ export class WebhookListeners {
    */
   async removeAll(): Promise<boolean> {
     try {
-      await this.#nextcloud.system().ocs('DELETE', BY_APP, { params: { appId: this.#appId } });
+      await deleteWebhooksByApp(this.#nextcloud, this.#appId);
       return true;
     } catch (err) {
       if (err instanceof NextcloudNotFoundError) return false;
@@ -44,9 +42,7 @@ export class WebhookListeners {
   async register(specs: WebhookListenerSpec[]): Promise<boolean> {
     if (!(await this.removeAll())) return false;
     for (const s of specs) {
-      await this.#nextcloud.system().ocs('POST', WEBHOOKS, {
-        body: { httpMethod: 'POST', uri: s.uri, event: s.event, ...(s.eventFilter ? { eventFilter: s.eventFilter } : {}) },
-      });
+      await registerWebhook(this.#nextcloud, s);
     }
     return true;
   }

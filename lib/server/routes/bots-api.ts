@@ -10,6 +10,7 @@ import { BotValidationError, type Bot } from '../../bots/bot-store.ts';
 import { GovernanceError, type DedicatedTalkBots, type Governance } from '../../bots/governance.ts';
 import type { MembershipService } from '../../bots/memberships.ts';
 import type { Logger } from '../../log/logger.ts';
+import { groupDetails } from '../../nextcloud/appapi.ts';
 import type { NextcloudClient } from '../../nextcloud/client.ts';
 import { NextcloudForbiddenError } from '../../nextcloud/errors.ts';
 import type { ActingUser } from '../../nextcloud/identity.ts';
@@ -274,7 +275,7 @@ export function botsApiRoutes(deps: BotsApiDeps): Router {
       for (const g of [...m.groups, ...m.subAdminGroups]) names.set(g, g);
       if (m.isAdmin || m.subAdminGroups.length > 0) {
         // Administrators see every group, sub-admins the groups they administer.
-        const details = await deps.nextcloud.as(user).ocs<{ groups?: Array<{ id?: unknown; displayname?: unknown }> }>('GET', '/ocs/v2.php/cloud/groups/details', { query: { limit: 200 } });
+        const details = await groupDetails(deps.nextcloud, user, 200);
         for (const g of details?.groups ?? []) if (typeof g.id === 'string') names.set(g.id, typeof g.displayname === 'string' && g.displayname !== '' ? g.displayname : g.id);
       }
       const groups = [...names]
