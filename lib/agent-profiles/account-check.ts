@@ -7,6 +7,7 @@ import type { AdminCheck } from '../appapi/admin-check.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import { NextcloudAuthError, NextcloudNotFoundError } from '../nextcloud/errors.ts';
 import { issueForStoredPrincipal, type ActingUser } from '../nextcloud/identity.ts';
+import { getCurrentUser, getUser } from '../nextcloud/users.ts';
 import type { UserDirectory } from '../users/user-directory.ts';
 import type { UserStates } from '../users/user-states.ts';
 
@@ -61,7 +62,7 @@ export class AccountCheck {
   async atSave(admin: ActingUser, uid: string): Promise<string | null> {
     let view: CloudUserView;
     try {
-      view = await this.#d.nextcloud.as(admin).ocs<CloudUserView>('GET', '/ocs/v2.php/cloud/users/{uid}', { params: { uid } });
+      view = await getUser(this.#d.nextcloud.as(admin), uid);
     } catch (err) {
       if (err instanceof NextcloudNotFoundError) return `there is no Nextcloud account ${uid}`;
       throw err;
@@ -89,7 +90,8 @@ export class AccountCheck {
   async #check(account: ActingUser): Promise<string | null> {
     const uid = account.uid;
     if ((await this.#d.states.statusOf(uid)) !== 'active') return `the account ${uid} is disabled or deleted`;
-    const view = await this.#d.nextcloud.as(account).ocs<CloudUserView>('GET', '/ocs/v2.php/cloud/user');
+    const view = await getCurrentUser(this.#d.nextcloud.as(account));
+    if (view === null) throw new Error('cloud/user answered no account');
     if (view.id !== uid) return `the account ${uid} does not exist any more`;
     const problem = await privilegeProblem(uid, view, await this.#d.delegatedAdminGroups());
     if (problem) return problem;

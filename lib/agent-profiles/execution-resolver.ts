@@ -6,6 +6,7 @@ import type { StoredAction } from '../confirmations/confirmation-service.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import { issueForAgentProfile, type ActingUser } from '../nextcloud/identity.ts';
+import { getUserGroups } from '../nextcloud/users.ts';
 import { CONFIRMATION_POLICIES, DEFAULT_CONFIRMATION_POLICY, ResourceScope, type ConfirmationPolicy, type ResourceScopeInput } from '../tools/resource-scope.ts';
 import type { ToolExecutionGate, ExecutionResolution, ExecutionCall, ExecutionAuditCall } from '../tools/tool-registry.ts';
 import { deriveInvocationContext, turnOf, type ExecutionInfo, type InvocationContext } from '../tools/tool-provider.ts';
@@ -147,7 +148,7 @@ export class ExecutionResolver implements ToolExecutionGate {
     let hit = this.#groups.get(user.uid);
     if (!hit || hit.until <= now) {
       // Read as the user themself (test/fixtures/nextcloud29/92-ocs-users-groups.json): nobody else's view is trusted for this.
-      const data = await this.#d.nextcloud.as(user).ocs<{ groups?: unknown }>('GET', '/ocs/v2.php/cloud/users/{uid}/groups', { params: { uid: user.uid } }).catch(() => null);
+      const data = await getUserGroups(this.#d.nextcloud.as(user), user.uid).catch(() => null);
       if (data === null) return false;
       const groups = Array.isArray(data.groups) ? data.groups.filter((g): g is string => typeof g === 'string') : [];
       hit = { groups, until: now + GROUPS_TTL_MS };

@@ -2,6 +2,8 @@
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import { NextcloudForbiddenError, NextcloudNotFoundError } from '../nextcloud/errors.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
+import { listCircleMembers, listCircles, type Circle, type CirclesMember } from '../nextcloud/circles.ts';
+import { getCurrentUser, getUserGroups } from '../nextcloud/users.ts';
 
 export interface TeamMembership {
   id: string;
@@ -38,28 +40,6 @@ const USER_TYPE_USER = 1;
 const USER_TYPE_CIRCLE = 16;
 const SOURCE_GROUP = 2;
 
-interface CirclesMember {
-  id?: string;
-  userId?: string;
-  userType?: number;
-  level?: number;
-  local?: boolean;
-  basedOn?: { source?: number } | null;
-}
-
-interface Circle {
-  id?: string;
-  name?: string;
-  displayName?: string;
-  source?: number;
-  initiator?: CirclesMember | null;
-}
-
-interface CloudUser {
-  id?: string;
-  subadmin?: unknown;
-}
-
 function strings(v: unknown): string[] {
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 }
@@ -87,8 +67,8 @@ export class MembershipService {
     if (hit && hit.until > now) return hit.value;
     const session = this.#nextcloud.as(user);
     const [groupsData, me, teams] = await Promise.all([
-      session.ocs<{ groups?: unknown }>('GET', '/ocs/v2.php/cloud/users/{uid}/groups', { params: { uid: user.uid } }),
-      session.ocs<CloudUser>('GET', '/ocs/v2.php/cloud/user'),
+      getUserGroups(session, user.uid),
+      getCurrentUser(session),
       this.#readTeams(user),
     ]);
     const groups = strings(groupsData?.groups);
@@ -115,7 +95,7 @@ export class MembershipService {
     if (hit && hit.until > now) return hit.value;
     let value: TeamMember[] | null;
     try {
-      const list = await this.#nextcloud.as(user).ocs<CirclesMember[]>('GET', '/ocs/v2.php/apps/circles/circles/{id}/members', { params: { id: teamId } });
+      const list = await listCircleMembers(this.#nextcloud.as(user), teamId);
       value = (Array.isArray(list) ? list : []).map(classifyMember);
     } catch (err) {
       if (!(err instanceof NextcloudNotFoundError) && !(err instanceof NextcloudForbiddenError)) throw err;
@@ -140,7 +120,7 @@ export class MembershipService {
   async #readTeams(user: ActingUser): Promise<TeamMembership[]> {
     let circles: Circle[];
     try {
-      circles = await this.#nextcloud.as(user).ocs<Circle[]>('GET', '/ocs/v2.php/apps/circles/circles');
+      circles = await listCircles(this.#nextcloud.as(user));
     } catch (err) {
       // Without the Circles app there are no teams.
       if (err instanceof NextcloudNotFoundError) return [];

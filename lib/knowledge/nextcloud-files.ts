@@ -6,6 +6,7 @@ import { parseDocument } from 'htmlparser2';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import { NextcloudNotFoundError } from '../nextcloud/errors.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
+import { getUserFile, propfindUserPath, searchFiles, userFilesHrefPrefix, userFilesSearchScope } from '../nextcloud/dav-files.ts';
 
 export interface NodeInfo {
   fileId: string;
@@ -84,12 +85,12 @@ function escapeXml(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }
 
-/** Parses a DAV multistatus into nodes below `/remote.php/dav/files/<uid>/`; entries outside it are dropped. */
+/** Parses a DAV multistatus into nodes below the user's files (`userFilesHrefPrefix`); entries outside them are dropped. */
 export function parseMultistatus(xml: string, uid: string): NodeInfo[] {
   const doc = parseDocument(xml, { xmlMode: true, decodeEntities: true }) as unknown as XmlNode;
   const ms = (doc.children ?? []).find((c) => c.type === 'tag' && local(c.name) === 'multistatus');
   if (!ms) return [];
-  const prefix = `/remote.php/dav/files/${encodeURIComponent(uid)}`;
+  const prefix = userFilesHrefPrefix(uid);
   const out: NodeInfo[] = [];
   for (const r of children(ms, 'response')) {
     const href = text(children(r, 'href')[0]).trim();
@@ -150,9 +151,9 @@ export class DavFileAccess implements FileAccess {
     if (!/^\d{1,20}$/.test(fileId)) return null;
     const body =
       `<?xml version="1.0" encoding="UTF-8"?><d:searchrequest ${NS}><d:basicsearch><d:select><d:prop>${PROPS.map((p) => `<${p}/>`).join('')}</d:prop></d:select>` +
-      `<d:from><d:scope><d:href>/files/${escapeXml(encodeURIComponent(user.uid))}</d:href><d:depth>infinity</d:depth></d:scope></d:from>` +
+      `<d:from><d:scope><d:href>${escapeXml(userFilesSearchScope(user.uid))}</d:href><d:depth>infinity</d:depth></d:scope></d:from>` +
       `<d:where><d:eq><d:prop><oc:fileid/></d:prop><d:literal>${fileId}</d:literal></d:eq></d:where></d:basicsearch></d:searchrequest>`;
-    const res = await this.#client.as(user).dav('SEARCH', '/', { headers: { 'Content-Type': 'text/xml' }, body, timeoutMs: this.#timeoutMs });
+    const res = await searchFiles(this.#client.as(user), body, { timeoutMs: this.#timeoutMs });
     return parseMultistatus(res.text(), user.uid).find((n) => n.fileId === fileId) ?? null;
   }
 
@@ -161,12 +162,7 @@ export class DavFileAccess implements FileAccess {
     const body = `<?xml version="1.0"?><d:propfind ${NS}><d:prop>${PROPS.map((p) => `<${p}/>`).join('')}</d:prop></d:propfind>`;
     let res;
     try {
-      res = await this.#client.as(user).dav('PROPFIND', clean === '' ? '/files/{uid}/' : '/files/{uid}/{*path}', {
-        params: { uid: user.uid, path: clean },
-        headers: { Depth: '0', 'Content-Type': 'application/xml; charset=utf-8' },
-        body,
-        timeoutMs: this.#timeoutMs,
-      });
+      res = await propfindUserPath(this.#client.as(user), user.uid, clean, 0, body, { timeoutMs: this.#timeoutMs });
     } catch (err) {
       if (err instanceof NextcloudNotFoundError) return null;
       throw err;
@@ -178,12 +174,7 @@ export class DavFileAccess implements FileAccess {
     const body = `<?xml version="1.0"?><d:propfind ${NS}><d:prop>${PROPS.map((p) => `<${p}/>`).join('')}</d:prop></d:propfind>`;
     let res;
     try {
-      res = await this.#client.as(user).dav('PROPFIND', folder.path === '' ? '/files/{uid}/' : '/files/{uid}/{*path}', {
-        params: { uid: user.uid, path: folder.path },
-        headers: { Depth: '1', 'Content-Type': 'application/xml; charset=utf-8' },
-        body,
-        timeoutMs: this.#timeoutMs,
-      });
+      res = await propfindUserPath(this.#client.as(user), user.uid, folder.path, 1, body, { timeoutMs: this.#timeoutMs });
     } catch (err) {
       if (err instanceof NextcloudNotFoundError) return [];
       throw err;
@@ -193,7 +184,7 @@ export class DavFileAccess implements FileAccess {
 
   async read(user: ActingUser, node: NodeInfo, maxBytes: number): Promise<Uint8Array> {
     if (node.size > maxBytes) throw new FileTooLargeError(`the file is larger than ${Math.round(maxBytes / (1024 * 1024))} MB`);
-    const res = await this.#client.as(user).dav('GET', '/files/{uid}/{*path}', { params: { uid: user.uid, path: node.path }, timeoutMs: this.#timeoutMs });
+    const res = await getUserFile(this.#client.as(user), user.uid, node.path, { timeoutMs: this.#timeoutMs });
     if (res.body.length > maxBytes) throw new FileTooLargeError(`the file is larger than ${Math.round(maxBytes / (1024 * 1024))} MB`);
     return res.body;
   }

@@ -6,6 +6,7 @@
 import type { Logger } from '../log/logger.ts';
 import type { NextcloudClient, NextcloudSession } from '../nextcloud/client.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
+import { getCapabilities } from '../nextcloud/capabilities.ts';
 import { createDavFetch } from './calendar/dav-fetch.ts';
 import { collectivesFromCapabilities, detectCollectivesApi, type CollectivesApiKind } from './collectives/collectives-detect.ts';
 import { deckInCapabilities } from './deck/deck-capability.ts';
@@ -107,7 +108,7 @@ export class CapabilityProbe {
     if (this.#instance && this.#instance.until > now) return new Set(this.#instance.value);
     try {
       const session = user ? this.#nextcloud.as(user) : this.#nextcloud.system();
-      const data = await session.ocs<unknown>('GET', '/ocs/v2.php/cloud/capabilities', { timeoutMs: 10_000 });
+      const data = await getCapabilities(session, { timeoutMs: 10_000 });
       this.#instance = { value: capabilitiesFromOcs(data), until: now + this.#ttlMs };
     } catch (err) {
       this.#logger?.warn({ err }, 'could not read Nextcloud capabilities; file, sharing and calendar tools are hidden for now');
@@ -148,7 +149,7 @@ export class CapabilityProbe {
     let ttl = this.#ttlMs;
     try {
       const session = user ? this.#nextcloud.as(user) : this.#nextcloud.system();
-      const data = await session.ocs<{ capabilities?: unknown } | null>('GET', '/ocs/v2.php/cloud/capabilities', { timeoutMs: 10_000 });
+      const data = await getCapabilities(session, { timeoutMs: 10_000 });
       if (deckInCapabilities(data?.capabilities)) value.add('deck');
     } catch (err) {
       this.#logger?.warn({ err }, 'could not read capabilities as the user; Deck tools are hidden for now');

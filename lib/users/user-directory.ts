@@ -2,6 +2,7 @@
 import { NextcloudNotFoundError } from '../nextcloud/errors.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
+import { getUser, listAppApiUsers } from '../nextcloud/users.ts';
 
 export class UserDirectory {
   readonly #nextcloud: NextcloudClient;
@@ -12,7 +13,7 @@ export class UserDirectory {
 
   /** Every account id, from AppAPI's helper (no user needed) [25]. */
   async listUids(): Promise<string[]> {
-    const data = await this.#nextcloud.system().ocs<unknown>('GET', '/ocs/v1.php/apps/app_api/api/v1/users');
+    const data = await listAppApiUsers(this.#nextcloud.system());
     if (!Array.isArray(data)) throw new Error('AppAPI returned no user list');
     return data.filter((x): x is string => typeof x === 'string');
   }
@@ -23,7 +24,7 @@ export class UserDirectory {
    */
   async isEnabled(admin: ActingUser, uid: string): Promise<boolean | null> {
     try {
-      const data = await this.#nextcloud.as(admin).ocs<Record<string, unknown>>('GET', '/ocs/v2.php/cloud/users/{uid}', { params: { uid } });
+      const data = await getUser(this.#nextcloud.as(admin), uid);
       if (typeof data['enabled'] !== 'boolean') throw new Error('the account view carries no enabled flag; is the reading user still an admin?');
       return data['enabled'];
     } catch (err) {

@@ -3,6 +3,7 @@
 // means one more message in the previous language.
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
+import { getCurrentUser } from '../nextcloud/users.ts';
 
 const MAX_CACHED = 10_000;
 
@@ -28,7 +29,7 @@ export class UserLanguages {
     let value: string | null = null;
     let ttl = this.#ttlMs;
     try {
-      const me = await this.#nextcloud.as(user).ocs<{ id?: unknown; language?: unknown } | null>('GET', '/ocs/v2.php/cloud/user', { timeoutMs: 5_000 });
+      const me = await getCurrentUser(this.#nextcloud.as(user), { timeoutMs: 5_000 });
       if (me?.id === user.uid && typeof me.language === 'string' && /^[A-Za-z]{2,3}([_-][A-Za-z0-9]{2,8})*$/.test(me.language)) value = me.language;
     } catch {
       // English until the next try; the turn itself must not fail over a language.
