@@ -2,15 +2,15 @@
 // are not advertised: sharing, public links, group shares, trash bin and versions come from
 // OCS capabilities (test/fixtures/nextcloud29/20-ocs-capabilities-as-alice.json); CalDAV has no capability and is probed per user; Deck is
 // read from the capabilities as each user (it can be enabled for some groups only); Collectives
-// has no capability and its API generation is probed as each user (collectives/collectives-detect.ts).
+// has no capability and its API generation is probed as each user (nextcloud/collectives/detect.ts).
 import type { Logger } from '../log/logger.ts';
 import type { NextcloudClient, NextcloudSession } from '../nextcloud/client.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
 import { getCapabilities } from '../nextcloud/capabilities.ts';
 import { createDavFetch } from './calendar/dav-fetch.ts';
-import { collectivesFromCapabilities, detectCollectivesApi, type CollectivesApiKind } from './collectives/collectives-detect.ts';
-import { deckInCapabilities } from './deck/deck-capability.ts';
-import { parseMultistatus, propHrefs, type DavEntry } from './files/multistatus.ts';
+import { collectivesFromCapabilities, detectCollectivesApi, type CollectivesApiKind } from '../nextcloud/collectives/detect.ts';
+import { deckInCapabilities } from '../nextcloud/deck-capability.ts';
+import { parseMultistatus, propHrefs, type DavEntry } from '../nextcloud/multistatus.ts';
 
 export type CapabilityName = 'files' | 'trashbin' | 'versions' | 'sharing' | 'sharing-group' | 'sharing-link' | 'sharing-link-password-enforced' | 'caldav' | 'deck' | 'collectives' | 'collectives-ocs';
 

@@ -1,6 +1,6 @@
-// Reading a wiki folder through the user's WebDAV session (lib/tools/files/files-dav.ts):
+// Reading a wiki folder through the user's WebDAV session (lib/nextcloud/files-dav.ts):
 // a bounded walk of the tree and text reads with a size cap.
-import { FilesDav, type FileInfo } from '../tools/files/files-dav.ts';
+import { FilesDav, type FileInfo } from '../nextcloud/files-dav.ts';
 import type { UserPath } from '../tools/files/user-paths.ts';
 import { isPageName } from './wiki-paths.ts';
 import { MAX_PAGE_BYTES } from './wiki-text.ts';

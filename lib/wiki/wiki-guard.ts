@@ -4,7 +4,7 @@
 // mount (a received share, external storage, a group folder) or when they are shared. For a
 // Collective, its own folder (where the Collectives API says it is for the invoker) is the one
 // mount allowed, and only when Nextcloud reports it as a Collective the invoker may edit.
-import type { FileInfo, FilesDav } from '../tools/files/files-dav.ts';
+import type { FileInfo, FilesDav } from '../nextcloud/files-dav.ts';
 import type { UserPath } from '../tools/files/user-paths.ts';
 
 /** nc:mount-type of a Collective's folder. */

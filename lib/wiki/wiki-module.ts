@@ -7,7 +7,7 @@ import type { NextcloudClient } from '../nextcloud/client.ts';
 import { NextcloudError } from '../nextcloud/errors.ts';
 import { issueForStoredPrincipal } from '../nextcloud/identity.ts';
 import type { Database } from '../storage/schema.ts';
-import { FilesDav } from '../tools/files/files-dav.ts';
+import { FilesDav } from '../nextcloud/files-dav.ts';
 import { ToolAssignmentError, type AssignmentHooks } from '../tools/tool-assignments.ts';
 import type { ToolAssignment } from '../tools/tool-registry.ts';
 import { expandWikiAssignments, isWikiTool, locationOf } from './wiki-config.ts';

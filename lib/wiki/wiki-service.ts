@@ -7,7 +7,7 @@ import type { Logger } from '../log/logger.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import { NextcloudError } from '../nextcloud/errors.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
-import { FilesDav, isFailure } from '../tools/files/files-dav.ts';
+import { FilesDav, isFailure } from '../nextcloud/files-dav.ts';
 import { InvalidArgumentError as PathError, parseUserPath, type UserPath } from '../tools/files/user-paths.ts';
 import { locationOf, type WikiLocation } from './wiki-config.ts';
 import { readText, toUserPath, walkPages, type WikiFile } from './wiki-files.ts';

@@ -1,5 +1,5 @@
 // WebDAV (files, trash, versions, search), CalDAV and OCS sharing, as the ExApp acting for alice,
-// with the request bodies the product sends (lib/tools/files/files-dav.ts, lib/tools/calendar/).
+// with the request bodies the product sends (lib/nextcloud/files-dav.ts, lib/tools/calendar/).
 import type { Exchange } from './capture.ts';
 import type { Context, Steps } from './context.ts';
 

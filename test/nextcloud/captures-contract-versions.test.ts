@@ -4,11 +4,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseChatApiMessage } from '../../lib/talk/message-parser.ts';
-import { componentNames, isCollection, parseMultistatus, propText } from '../../lib/tools/files/multistatus.ts';
-import { toShare } from '../../lib/tools/sharing/shares-api.ts';
-import { toBoard, toCard } from '../../lib/tools/deck/deck-api.ts';
-import { deckVersion, reorderHonoursOrder } from '../../lib/tools/deck/deck-capability.ts';
-import { parseCollective, parsePage } from '../../lib/tools/collectives/collectives-model.ts';
+import { componentNames, isCollection, parseMultistatus, propText } from '../../lib/nextcloud/multistatus.ts';
+import { toShare } from '../../lib/nextcloud/sharing.ts';
+import { toBoard, toCard } from '../../lib/nextcloud/deck.ts';
+import { deckVersion, reorderHonoursOrder } from '../../lib/nextcloud/deck-capability.ts';
+import { parseCollective, parsePage } from '../../lib/nextcloud/collectives/model.ts';
 import { readFixture, type NextcloudVersion } from '../helpers/fixtures.ts';
 
 type Json = Record<string, any>;

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { issueFromConfirmedTalkAuthor } from '../../lib/nextcloud/identity.ts';
-import { FilesDav } from '../../lib/tools/files/files-dav.ts';
+import { FilesDav } from '../../lib/nextcloud/files-dav.ts';
 import { WIKI_FILE_EVENTS_PATH } from '../../lib/wiki/wiki-file-events.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 import { startHarness, waitFor, type Harness } from '../helpers/harness.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { issueFromConfirmedTalkAuthor } from '../../lib/nextcloud/identity.ts';
-import { FilesDav } from '../../lib/tools/files/files-dav.ts';
+import { FilesDav } from '../../lib/nextcloud/files-dav.ts';
 import { ToolAssignmentError } from '../../lib/tools/tool-assignments.ts';
 import { WIKI_TOOL_NAMES } from '../../lib/wiki/wiki-config.ts';
 import { personalBot, startWikiWorld, type WikiWorld } from './wiki-world.ts';

@@ -4,7 +4,7 @@
 import type { createDAVClient, DAVCalendar } from 'tsdav';
 import type { NextcloudSession } from '../../nextcloud/client.ts';
 import { errorForStatus } from '../../nextcloud/errors.ts';
-import { parseDavXml, parseMultistatus, propHrefs, propText, textOf } from '../files/multistatus.ts';
+import { parseDavXml, parseMultistatus, propHrefs, propText, textOf } from '../../nextcloud/multistatus.ts';
 import { createDavFetch, type DavFetch } from './dav-fetch.ts';
 import { icsUtc } from './time-zones.ts';
 

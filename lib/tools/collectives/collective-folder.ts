@@ -8,7 +8,7 @@
 import type { NextcloudClient } from '../../nextcloud/client.ts';
 import type { ActingUser } from '../../nextcloud/identity.ts';
 import type { CapabilityProbe } from '../first-party-capabilities.ts';
-import { withCollectivesApi, type CollectivesApi } from './collectives-api.ts';
+import { withCollectivesApi, type CollectivesApi } from '../../nextcloud/collectives/api.ts';
 
 export interface CollectiveFolderQuery {
   /** The collective's name as configured. */

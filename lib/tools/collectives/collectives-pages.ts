@@ -1,7 +1,8 @@
 // Page helpers shared by the Collectives tools: strict id and title arguments (S2), etags and the
-// page tree. The page's Markdown file is in collectives-page-file.ts.
+// page tree. The page's Markdown file is in nextcloud/collectives/page-file.ts.
 import { InvalidArgumentError } from '../files/user-paths.ts';
-import type { PageInfo } from './collectives-api.ts';
+import type { PageInfo } from '../../nextcloud/collectives/api.ts';
+import { normalizeEtag } from '../../nextcloud/collectives/page-file.ts';
 
 /** An id argument: a JSON integer, or a string of digits only; anything else is refused before any URL exists. */
 export function idArg(args: Record<string, unknown>, key: string): number {
@@ -28,10 +29,8 @@ export function titleArg(args: Record<string, unknown>, key = 'title'): string {
   return title;
 }
 
-export function normalizeEtag(etag: string): string {
-  const bare = etag.trim().replace(/^W\//, '').replace(/^"|"$/g, '');
-  return `"${bare}"`;
-}
+
+export { normalizeEtag };
 
 export function sameEtag(a: string, b: string): boolean {
   return normalizeEtag(a) === normalizeEtag(b);

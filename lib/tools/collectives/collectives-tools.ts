@@ -1,4 +1,4 @@
-// Collectives tools, as the invoking user, on both API generations (collectives-api.ts). Page
+// Collectives tools, as the invoking user, on both API generations (nextcloud/collectives/api.ts). Page
 // contents and titles are other members' text, so reading them taints the turn (S6); every write
 // to a collective is a write to shared content and goes through prepare/execute, so after taint
 // the provider asks the user first. Ids are integers (S2); page files come from the server's page
@@ -10,8 +10,8 @@ import { guarded, guardedPrepare, jsonResult, nextcloudMessage, objectSchema, op
 import { assertCollectiveInScope } from '../resource-scope.ts';
 import { destructivePolicy, readPolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
-import { withCollectivesApi, type CollectivesApi, type PageInfo } from './collectives-api.ts';
-import { pageDavPath, putPageText, readPageText, statPageFile } from './collectives-page-file.ts';
+import { withCollectivesApi, type CollectivesApi, type PageInfo } from '../../nextcloud/collectives/api.ts';
+import { pageDavPath, putPageText, readPageText, statPageFile } from '../../nextcloud/collectives/page-file.ts';
 import { idArg, normalizeEtag, pageTree, sameEtag, titleArg } from './collectives-pages.ts';
 
 const available = (c: ReadonlySet<string>): boolean => c.has('collectives');

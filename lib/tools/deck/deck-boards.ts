@@ -4,7 +4,7 @@ import { InvalidArgumentError } from '../files/user-paths.ts';
 import { guarded, guardedPrepare, jsonResult, objectSchema, optionalBoolean, optionalString, requiredString, type FirstPartyTool, type PreparedAction, type ToolEnv } from '../first-party-tool.ts';
 import { readPolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
-import type { DeckBoard } from './deck-api.ts';
+import type { DeckBoard } from '../../nextcloud/deck.ts';
 import { boardRisk, boardMembers, deckApi, describeBoard, openBoard, sameState, sharedWithOthers } from './deck-resolve.ts';
 import { available, BOARD_ID, labelView, MAX_TITLE, parseColor, people } from './deck-views.ts';
 

@@ -4,7 +4,7 @@ import { InvalidArgumentError } from '../files/user-paths.ts';
 import { type FirstPartyTool, guarded, guardedPrepare, jsonResult, objectSchema, optionalBoolean, optionalString, type PreparedAction, requiredString } from '../first-party-tool.ts';
 import { destructivePolicy, readPolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
-import { ASSIGN_USER, cardFields, type DeckAssignee, type DeckCard, type DeckLabel, parseDeckId } from './deck-api.ts';
+import { ASSIGN_USER, cardFields, type DeckAssignee, type DeckCard, type DeckLabel, parseDeckId } from '../../nextcloud/deck.ts';
 import { describeAssignee } from './deck-move.ts';
 import { boardRisk, assignedGroups, assignedUsers, cardState, deckApi, describeBoard, findStack, openBoard, openCard, requireEdit, resolveAssignees, resolveLabels } from './deck-resolve.ts';
 import { applyExtras, ASSIGNEES, available, BOARD_ID, boundCard, CARD_ID, cardView, describeDue, DUE, isLoc, LABELS, MAX_CARDS, MAX_DESCRIPTION, MAX_TITLE, numbers, othersAmong, parseDueDate, people, reloadCard, strings, TIMEZONE } from './deck-views.ts';

@@ -5,7 +5,7 @@ import { InvalidArgumentError } from '../files/user-paths.ts';
 import { type FirstPartyTool, guarded, guardedPrepare, jsonResult, objectSchema, optionalInteger, type PreparedAction, requiredString, type ToolEnv } from '../first-party-tool.ts';
 import { destructivePolicy, readPolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
-import type { DeckComment } from './deck-api.ts';
+import type { DeckComment } from '../../nextcloud/deck.ts';
 import { boardRisk, type CardOnBoard, deckApi, describeBoard, findComment, mentionsOthers, openCard, sameState } from './deck-resolve.ts';
 import { available, BOARD_ID, CARD_ID, commentView, MAX_COMMENT } from './deck-views.ts';
 

@@ -5,7 +5,7 @@ import { InvalidArgumentError } from '../files/user-paths.ts';
 import { guarded, guardedPrepare, jsonResult, objectSchema, optionalString, requiredString, type FirstPartyTool, type PreparedAction, type ToolEnv } from '../first-party-tool.ts';
 import { destructivePolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
-import { parseDeckId, type DeckBoard, type DeckLabel } from './deck-api.ts';
+import { parseDeckId, type DeckBoard, type DeckLabel } from '../../nextcloud/deck.ts';
 import { boardRisk, deckApi, describeBoard, openBoard, requireManage, sameState } from './deck-resolve.ts';
 import { available, BOARD_ID, labelView, MAX_LABEL_TITLE, parseColor } from './deck-views.ts';
 

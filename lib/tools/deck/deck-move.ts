@@ -5,7 +5,7 @@
 // version the move takes the labels off while the card is still on its old board, puts on the
 // new board's labels of the same title afterwards, and first unassigns whoever cannot see the
 // new board; the confirmation names what is lost.
-import { ASSIGN_GROUP, ASSIGN_USER, type DeckAssignee, type DeckBoard, type DeckCard, type DeckLabel, type DeckStack } from './deck-api.ts';
+import { ASSIGN_GROUP, ASSIGN_USER, type DeckAssignee, type DeckBoard, type DeckCard, type DeckLabel, type DeckStack } from '../../nextcloud/deck.ts';
 import { reachesBoard } from './deck-resolve.ts';
 
 export interface CrossBoardPlan {

@@ -6,7 +6,7 @@
 import { InvalidArgumentError } from '../files/user-paths.ts';
 import type { RiskClass, ToolEnv } from '../first-party-tool.ts';
 import { assertBoardInScope } from '../resource-scope.ts';
-import { ASSIGN_USER, DeckApi, parseDeckId, type DeckAssignee, type DeckBoard, type DeckCard, type DeckComment, type DeckLabel, type DeckStack, type DeckUser } from './deck-api.ts';
+import { ASSIGN_USER, DeckApi, parseDeckId, type DeckAssignee, type DeckBoard, type DeckCard, type DeckComment, type DeckLabel, type DeckStack, type DeckUser } from '../../nextcloud/deck.ts';
 
 const MAX_LIST = 20;
 const UID = /^[A-Za-z0-9 _.@\-']{1,64}$/;

@@ -4,7 +4,7 @@ import { InvalidArgumentError } from '../files/user-paths.ts';
 import { guarded, guardedPrepare, jsonResult, objectSchema, optionalInteger, optionalString, requiredString, type FirstPartyTool, type PreparedAction, type ToolEnv } from '../first-party-tool.ts';
 import { destructivePolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
-import type { DeckBoard, DeckStack } from './deck-api.ts';
+import type { DeckBoard, DeckStack } from '../../nextcloud/deck.ts';
 import { boardRisk, deckApi, describeBoard, findStack, openBoard, requireManage, sameState } from './deck-resolve.ts';
 import { available, BOARD_ID, MAX_TITLE } from './deck-views.ts';
 

@@ -6,7 +6,7 @@ import { InvalidArgumentError } from '../files/user-paths.ts';
 import type { Capabilities } from '../first-party-capabilities.ts';
 import { nextcloudMessage, type ToolEnv } from '../first-party-tool.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
-import { ASSIGN_GROUP, type DeckAssignee, type DeckCard, type DeckComment, type DeckLabel, type DeckStack, type DeckUser, parseDeckId } from './deck-api.ts';
+import { ASSIGN_GROUP, type DeckAssignee, type DeckCard, type DeckComment, type DeckLabel, type DeckStack, type DeckUser, parseDeckId } from '../../nextcloud/deck.ts';
 import { assignedGroups, assignedUsers, type CardOnBoard, cardState, deckApi, findCard, openBoard, openCard, sameState } from './deck-resolve.ts';
 
 export const MAX_TITLE = 255;

@@ -4,7 +4,7 @@ import { destructivePolicy, readPolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
 import { guarded, guardedPrepare, jsonResult, objectSchema, optionalBoolean, optionalInteger, requiredString, visibility, type FirstPartyTool, type PreparedAction, type ToolEnv } from '../first-party-tool.ts';
 import { assertBrowsableInScope, assertPathInScope } from '../resource-scope.ts';
-import { FilesDav, isFailure, type FileInfo } from './files-dav.ts';
+import { FilesDav, isFailure, type FileInfo } from '../../nextcloud/files-dav.ts';
 import { visibleToOthers } from './folder-visibility.ts';
 import { displayPath, InvalidArgumentError, parentOf, parseHandle, parseUserPath, printable, type UserPath } from './user-paths.ts';
 

@@ -1,7 +1,7 @@
 // Who else sees a folder, asked of Nextcloud at the time of the call (S6): a share of the folder
 // or of one above it (`oc:share-types`), or a mount from someone else (`nc:mount-type`, e.g. a
 // folder shared with the user) [test/fixtures/nextcloud33/files-sharing-facts.json].
-import type { FilesDav } from './files-dav.ts';
+import type { FilesDav } from '../../nextcloud/files-dav.ts';
 import type { UserPath } from './user-paths.ts';
 
 const MAX_SHARE_CHECK_DEPTH = 12;

@@ -1,19 +1,15 @@
 // Paths the model gives are relative to the invoking user's home. They are split and every
 // segment checked (S2) before any URL exists; the uid never comes from the path.
+import type { UserPath } from '../../nextcloud/files-dav.ts';
+import { InvalidArgumentError } from '../../nextcloud/invalid-argument.ts';
 import { assertSafeSegment, splitSafePath } from '../../nextcloud/url-template.ts';
 
-export class InvalidArgumentError extends Error {
-  override name = 'InvalidArgumentError';
-}
+export { InvalidArgumentError };
+export type { UserPath };
 
 const MAX_PATH_CHARS = 1024;
 const MAX_SEGMENT_CHARS = 250;
 
-export interface UserPath {
-  segments: string[];
-  /** `a/b/c.txt` (no leading slash); '' for the home folder. */
-  relative: string;
-}
 
 export function parseUserPath(input: unknown, options: { allowRoot?: boolean; field?: string } = {}): UserPath {
   const field = options.field ?? 'path';

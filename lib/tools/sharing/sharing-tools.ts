@@ -1,7 +1,7 @@
 // Sharing as the invoking user: list, direct user share (read-only by default), group share,
 // public link (read-only, optional password and expiry), permission change, removal.
 // Group shares, public links, raising to edit and removals need the user's confirmation.
-import { FilesDav } from '../files/files-dav.ts';
+import { FilesDav } from '../../nextcloud/files-dav.ts';
 import { displayPath, InvalidArgumentError, parseUserPath, type UserPath } from '../files/user-paths.ts';
 import { assertBrowsableInScope, assertPathInScope } from '../resource-scope.ts';
 import {
@@ -33,7 +33,7 @@ import {
   SHARE_TYPE_USER,
   shareTypeName,
   type Share,
-} from './shares-api.ts';
+} from '../../nextcloud/sharing.ts';
 
 const PERMISSIONS_SCHEMA = {
   type: 'array',

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { parseMultistatus, propList, propText, type DavEntry } from '../../../lib/tools/files/multistatus.ts';
+import { parseMultistatus, propList, propText, type DavEntry } from '../../../lib/nextcloud/multistatus.ts';
 import { FakeNextcloud } from './server.ts';
 
 type Step = { request: { method: string; url: string; headers: Record<string, string>; body?: string }; response: { status: number; body: string } };

@@ -2,7 +2,7 @@
 // the landing page's collectivePath (per member upstream: `Collectives/…`, `Kollektive/…`, `.Collectives/…`).
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { parseCollective, type CollectiveInfo, type CollectivesApi, type PageInfo } from '../../../lib/tools/collectives/collectives-api.ts';
+import { parseCollective, type CollectiveInfo, type CollectivesApi, type PageInfo } from '../../../lib/nextcloud/collectives/api.ts';
 import { collectiveFolderPath } from '../../../lib/tools/collectives/collective-folder.ts';
 import { NextcloudError } from '../../../lib/nextcloud/errors.ts';
 

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { issueFromConfirmedTalkAuthor } from '../../../lib/nextcloud/identity.ts';
-import type { PageInfo } from '../../../lib/tools/collectives/collectives-api.ts';
-import { encodeServerSegment, pageDavPath } from '../../../lib/tools/collectives/collectives-page-file.ts';
+import type { PageInfo } from '../../../lib/nextcloud/collectives/api.ts';
+import { encodeServerSegment, pageDavPath } from '../../../lib/nextcloud/collectives/page-file.ts';
 import { titleArg } from '../../../lib/tools/collectives/collectives-pages.ts';
 import { COLLECTIVES_TOOLS } from '../../../lib/tools/collectives/collectives-tools.ts';
 import { parseUserPath } from '../../../lib/tools/files/user-paths.ts';

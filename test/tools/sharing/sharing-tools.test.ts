@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { issueFromConfirmedTalkAuthor } from '../../../lib/nextcloud/identity.ts';
-import { SharesApi } from '../../../lib/tools/sharing/shares-api.ts';
+import { SharesApi } from '../../../lib/nextcloud/sharing.ts';
 import { readNc29Exchange, readNc33Exchange } from '../../fakes/nextcloud/fixtures.ts';
 import { json, NOW, seedFiles, startToolWorld, text, type ToolWorld } from '../first-party-fixture.ts';
 

@@ -10,8 +10,8 @@
 //        use the cookie session there, which passes too. No cookie is kept by this probe.
 //        (3.x's catch-all answers `_api` with an HTML page, so it cannot look like either.)
 // Anything else (404 page, OCS 998) means the tools are not offered.
-import type { NextcloudSession } from '../../nextcloud/client.ts';
-import { NextcloudError } from '../../nextcloud/errors.ts';
+import type { NextcloudSession } from '../client.ts';
+import { NextcloudError } from '../errors.ts';
 
 export type CollectivesApiKind = 'ocs' | 'web';
 

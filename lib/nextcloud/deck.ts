@@ -5,9 +5,9 @@
 // so callers must pass the ids the server reported, never ids a model merely claimed.
 // A JSON body overrides URL parameters (test/fixtures/nextcloud29/90-deck.json: a reorder URL named stack 17, its body
 // 18, and 18 won), so an update body never carries a `stackId`.
-import type { NextcloudSession } from '../../nextcloud/client.ts';
-import { NextcloudError } from '../../nextcloud/errors.ts';
-import { InvalidArgumentError } from '../files/user-paths.ts';
+import type { NextcloudSession } from './client.ts';
+import { NextcloudError } from './errors.ts';
+import { InvalidArgumentError } from './invalid-argument.ts';
 import { deckVersion } from './deck-capability.ts';
 
 const REST = '/index.php/apps/deck/api/v1.0';

@@ -4,12 +4,22 @@
 // These names are real file names: Collectives keeps `#` and `%` in them (NodeHelper::sanitiseFilename
 // only drops */|\:"<>?), so each segment is encoded as it is. The model-path checks of
 // url-template.ts (which decode and refuse `#`) are for paths a model typed, not for these.
-import { errorForStatus } from '../../nextcloud/errors.ts';
-import { isCollection, parseMultistatus, propText } from '../files/multistatus.ts';
-import { InvalidArgumentError } from '../files/user-paths.ts';
-import type { ToolEnv } from '../first-party-tool.ts';
-import type { PageInfo } from './collectives-api.ts';
-import { normalizeEtag } from './collectives-pages.ts';
+import { errorForStatus } from '../errors.ts';
+import { isCollection, parseMultistatus, propText } from '../multistatus.ts';
+import { InvalidArgumentError } from '../invalid-argument.ts';
+import type { NextcloudSession } from '../client.ts';
+import type { PageInfo } from './api.ts';
+
+/** The user's session is all these calls need (a tool's ToolEnv has one). */
+export interface PageFileEnv {
+  readonly session: NextcloudSession;
+}
+
+/** Quoted strong form of an ETag, so `W/"x"`, `"x"` and `x` compare and send alike. */
+export function normalizeEtag(etag: string): string {
+  const bare = etag.trim().replace(/^W\//, '').replace(/^"|"$/g, '');
+  return `"${bare}"`;
+}
 
 /** Thrown for a page whose file cannot be used as it is (wrong id, odd path): the model sees the message. */
 export class PageFileError extends InvalidArgumentError {
@@ -53,7 +63,7 @@ function failed(method: string, status: number): Error {
 }
 
 /** Stats the page's file as the user; it must exist and be the page's own file. */
-export async function statPageFile(env: ToolEnv, page: PageInfo): Promise<PageFile> {
+export async function statPageFile(env: PageFileEnv, page: PageInfo): Promise<PageFile> {
   const davPath = pageDavPath(page);
   const res = await env.session.dav('PROPFIND', davPath, {
     params: { uid: env.session.user },
@@ -71,7 +81,7 @@ export async function statPageFile(env: ToolEnv, page: PageInfo): Promise<PageFi
   return { davPath, fileId, etag: propText(entry, 'getetag'), size: Number.isSafeInteger(size) ? size : null };
 }
 
-export async function readPageText(env: ToolEnv, file: PageFile): Promise<{ text: string; etag: string }> {
+export async function readPageText(env: PageFileEnv, file: PageFile): Promise<{ text: string; etag: string }> {
   const res = await env.session.dav('GET', file.davPath, { params: { uid: env.session.user }, allowStatuses: ERRORS });
   if (res.status >= 400) throw failed('GET', res.status);
   return { text: new TextDecoder('utf-8', { fatal: false }).decode(res.body), etag: res.headers.get('etag') || file.etag };
@@ -80,7 +90,7 @@ export async function readPageText(env: ToolEnv, file: PageFile): Promise<{ text
 export type PutResult = { ok: true; etag: string } | { ok: false; status: number };
 
 /** PUT with If-Match: only the revision the action is bound to is replaced. */
-export async function putPageText(env: ToolEnv, file: PageFile, text: string, etag: string): Promise<PutResult> {
+export async function putPageText(env: PageFileEnv, file: PageFile, text: string, etag: string): Promise<PutResult> {
   const res = await env.session.dav('PUT', file.davPath, {
     params: { uid: env.session.user },
     headers: { 'Content-Type': 'text/markdown; charset=utf-8', 'If-Match': normalizeEtag(etag) },

@@ -5,9 +5,9 @@
 // (collective#index `GET /_api`, page#index/get/create/touch/moveOrCopy/trash under
 // `/_api/{collectiveId}/_pages…`). Those controllers act as the *session's* user
 // (PageController::getUserId() reads IUserSession), hence confirmActingUser() before writes.
-import type { CookieSession } from '../../nextcloud/cookie-session.ts';
-import { errorForStatus } from '../../nextcloud/errors.ts';
-import { moveBody, parseCollective, parseList, parsePage, type CollectiveInfo, type CollectivesApi, type MoveTarget, type PageInfo } from './collectives-model.ts';
+import type { CookieSession } from '../cookie-session.ts';
+import { errorForStatus } from '../errors.ts';
+import { moveBody, parseCollective, parseList, parsePage, type CollectiveInfo, type CollectivesApi, type MoveTarget, type PageInfo } from './model.ts';
 
 const API = '/index.php/apps/collectives/_api';
 const ERROR_STATUSES = Array.from({ length: 200 }, (_, i) => 400 + i);

@@ -1,9 +1,15 @@
 // A small WebDAV layer for the user's files, trash and versions on NextcloudSession.dav:
 // every URL comes from a template with the session's own uid and checked segments.
-import type { NextcloudSession } from '../../nextcloud/client.ts';
-import { errorForStatus } from '../../nextcloud/errors.ts';
+import type { NextcloudSession } from './client.ts';
+import { errorForStatus } from './errors.ts';
 import { hrefSegments, isCollection, parseMultistatus, propList, propText, sabreMessage, type DavEntry } from './multistatus.ts';
-import type { UserPath } from './user-paths.ts';
+
+/** A path below the user's home whose segments were checked (S2) before it gets here. */
+export interface UserPath {
+  segments: string[];
+  /** `a/b/c.txt` (no leading slash); '' for the home folder. */
+  relative: string;
+}
 
 export interface FileInfo {
   /** Relative to the user's home, without a leading slash. */

@@ -1,7 +1,7 @@
 // OCS files_sharing as the invoking user (test/fixtures/nextcloud29/23-ocs-share-create-*.json,
 // 78-ocs-sharing.json, 79-ocs-sharing-errors-v1-vs-v2.json). Only share types user (0), group (1) and public link (3) can be created here (S6); share ids are digits only (S2).
-import type { NextcloudSession } from '../../nextcloud/client.ts';
-import { InvalidArgumentError } from '../files/user-paths.ts';
+import type { NextcloudSession } from './client.ts';
+import { InvalidArgumentError } from './invalid-argument.ts';
 
 const BASE = '/ocs/v2.php/apps/files_sharing/api/v1';
 

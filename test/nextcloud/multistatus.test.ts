@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { NextcloudClient } from '../../../lib/nextcloud/client.ts';
-import { issueFromConfirmedTalkAuthor } from '../../../lib/nextcloud/identity.ts';
-import { createDavFetch, davSegments } from '../../../lib/tools/calendar/dav-fetch.ts';
-import { componentNames, DavParseError, hrefSegments, isCollection, parseDavXml, parseMultistatus, propHrefs, propList, propText, sabreMessage } from '../../../lib/tools/files/multistatus.ts';
-import { parseUserPath } from '../../../lib/tools/files/user-paths.ts';
-import { readNc29Exchange } from '../../fakes/nextcloud/fixtures.ts';
-import { FakeNextcloud } from '../../fakes/nextcloud/server.ts';
-import { APP_ID, APP_SECRET, USERS } from '../first-party-fixture.ts';
+import { NextcloudClient } from '../../lib/nextcloud/client.ts';
+import { issueFromConfirmedTalkAuthor } from '../../lib/nextcloud/identity.ts';
+import { createDavFetch, davSegments } from '../../lib/tools/calendar/dav-fetch.ts';
+import { componentNames, DavParseError, hrefSegments, isCollection, parseDavXml, parseMultistatus, propHrefs, propList, propText, sabreMessage } from '../../lib/nextcloud/multistatus.ts';
+import { parseUserPath } from '../../lib/tools/files/user-paths.ts';
+import { readNc29Exchange } from '../fakes/nextcloud/fixtures.ts';
+import { FakeNextcloud } from '../fakes/nextcloud/server.ts';
+import { APP_ID, APP_SECRET, USERS } from '../tools/first-party-fixture.ts';
 
 describe('multistatus parsing of the captures', () => {
   it('reads oc/nc file properties and 404 propstats (capture 70)', () => {

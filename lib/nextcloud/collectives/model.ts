@@ -1,6 +1,6 @@
 // What both Collectives clients share: the interface they implement (`CollectivesApi`), the page and
 // collective records, and the strict parsing of the answers (ids are integers, strings are strings).
-import { NextcloudError } from '../../nextcloud/errors.ts';
+import { NextcloudError } from '../errors.ts';
 
 export interface CollectiveInfo {
   id: number;

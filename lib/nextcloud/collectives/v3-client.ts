@@ -3,9 +3,9 @@
 // collective#index `GET /api/v1.0/collectives`; page#index/get/create/touch/moveOrCopy/trash under
 // `/api/v1.0/collectives/{collectiveId}/pages…`. Answers from lib/Controller/PageController.php:
 // `{collectives: […]}`, `{pages: […]}`, `{page: …}`.
-import type { NextcloudSession } from '../../nextcloud/client.ts';
-import { NextcloudError } from '../../nextcloud/errors.ts';
-import { moveBody, parseCollective, parseList, parsePage, type CollectiveInfo, type CollectivesApi, type MoveTarget, type PageInfo } from './collectives-model.ts';
+import type { NextcloudSession } from '../client.ts';
+import { NextcloudError } from '../errors.ts';
+import { moveBody, parseCollective, parseList, parsePage, type CollectiveInfo, type CollectivesApi, type MoveTarget, type PageInfo } from './model.ts';
 
 const API = '/ocs/v2.php/apps/collectives/api/v1.0/collectives';
 
