@@ -8,6 +8,8 @@ import type { Kysely } from 'kysely';
 import type { Logger } from '../log/logger.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
+import { sendAppApiNotification } from '../nextcloud/talk-appapi.ts';
+import { talkCallUrl } from '../nextcloud/talk.ts';
 import { DEFAULT_AFFIRMATIVES, DEFAULT_NEGATIVES, parseConfirmationReply, type ConfirmationOptions } from '../router/confirmation-reply.ts';
 import { findBotMentions } from '../router/mention-detector.ts';
 import type { Database } from '../storage/schema.ts';
@@ -252,7 +254,6 @@ export class ConfirmationService {
   }
 
   #notification(t: ConfirmationTexts, replies: { yes: string; no: string }, id: string, code: string, action: ProposedAction, expiresAt: number, roomToken: string): NotificationPayload {
-    const base = this.#nextcloud.baseUrl.replace(/\/+$/, '').replace(/\/index\.php$/, '');
     return {
       params: {
         object: this.#appId,
@@ -263,7 +264,7 @@ export class ConfirmationService {
           rich_subject_params: { action: { type: 'highlight', id, name: action.description.slice(0, 300) } },
           rich_message: t.notificationMessage({ ...replies, code, time: hhmm(expiresAt) }),
           rich_message_params: {},
-          link: `${base}/index.php/call/${encodeURIComponent(roomToken)}`,
+          link: talkCallUrl(this.#nextcloud, roomToken),
         },
       },
     };
@@ -284,7 +285,7 @@ export class ConfirmationService {
     }
     if (requested.notification && ctx.user) {
       try {
-        await this.#nextcloud.as(ctx.user).ocs('POST', '/ocs/v1.php/apps/app_api/api/v1/notification', { body: requested.notification });
+        await sendAppApiNotification(this.#nextcloud.as(ctx.user), requested.notification);
         notified = true;
       } catch (err) {
         this.#opts.logger?.warn({ err }, 'could not send the confirmation notification');

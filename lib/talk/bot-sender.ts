@@ -2,6 +2,7 @@ import type { Logger } from '../log/logger.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import { NextcloudError, NextcloudNetworkError, NextcloudServerError, NextcloudTimeoutError } from '../nextcloud/errors.ts';
 import { postBotReaction } from '../nextcloud/talk-reactions.ts';
+import { postBotMessage, type BotMessageBody } from '../nextcloud/talk.ts';
 import { signBotMessage } from './bot-signature.ts';
 import type { TalkIdentities } from './talk-identities.ts';
 
@@ -53,19 +54,14 @@ export class BotSender {
   async send(route: string, roomToken: string, msg: BotMessage): Promise<void> {
     const secret = await this.#identities.secret(route);
     if (!secret) throw new BotSendError('the Talk bot is not registered', 0);
-    const body: Record<string, unknown> = { message: msg.message, referenceId: msg.referenceId };
+    const body: BotMessageBody = { message: msg.message, referenceId: msg.referenceId };
     if (msg.replyTo !== null && msg.replyTo > 0) body.replyTo = msg.replyTo;
     if (msg.silent) body.silent = true;
     for (let attempt = 0; ; attempt++) {
       // A fresh random per attempt; the signature covers only the message text.
       const { random, signature } = signBotMessage(secret, msg.message);
       try {
-        await this.#nextcloud.botOcs('POST', '/ocs/v2.php/apps/spreed/api/v1/bot/{token}/message', {
-          params: { token: roomToken },
-          body,
-          headers: { 'X-Nextcloud-Talk-Bot-Random': random, 'X-Nextcloud-Talk-Bot-Signature': signature },
-          timeoutMs: 15_000,
-        });
+        await postBotMessage(this.#nextcloud, roomToken, body, { 'X-Nextcloud-Talk-Bot-Random': random, 'X-Nextcloud-Talk-Bot-Signature': signature });
         return;
       } catch (err) {
         const delay = this.#backoffMs[attempt];

@@ -3,6 +3,7 @@ import type { Bot, BotStore } from '../bots/bot-store.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import { issueForStoredPrincipal, type ActingUser } from '../nextcloud/identity.ts';
+import { readChatHistory } from '../nextcloud/talk.ts';
 import type { QueuedTurnHandler, ReplayOutcome } from '../ratelimit/queue-processor.ts';
 import type { QueuedRequest } from '../ratelimit/request-queue.ts';
 import type { OnboardingService } from '../router/onboarding.ts';
@@ -272,9 +273,11 @@ export class EventProcessor implements QueuedTurnHandler {
     let seen = new Set<string>();
     if (reader) {
       try {
-        const recent = await d.nextcloud.as(issueForStoredPrincipal(reader)).ocs<Array<{ referenceId?: string }>>('GET', '/ocs/v2.php/apps/spreed/api/v1/chat/{token}', {
-          params: { token: roomToken },
-          query: { lookIntoFuture: 0, limit: 100, setReadMarker: 0, includeLastKnown: 0 },
+        const recent = await readChatHistory<{ referenceId?: string }>(d.nextcloud.as(issueForStoredPrincipal(reader)), roomToken, {
+          lookIntoFuture: 0,
+          limit: 100,
+          setReadMarker: 0,
+          includeLastKnown: 0,
         });
         seen = new Set(recent.map((m) => m.referenceId ?? '').filter(Boolean));
       } catch (err) {

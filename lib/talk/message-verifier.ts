@@ -2,6 +2,7 @@ import type { Logger } from '../log/logger.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import { NextcloudNotFoundError, NextcloudAuthError } from '../nextcloud/errors.ts';
 import { issueFromConfirmedTalkAuthor, issueForStoredPrincipal, type ActingUser } from '../nextcloud/identity.ts';
+import { readMessageContext } from '../nextcloud/talk.ts';
 import { parseChatApiMessage, type ParsedMessage } from './message-parser.ts';
 
 export type VerificationResult =
@@ -43,11 +44,7 @@ export class MessageVerifier {
     }
     let data: unknown;
     try {
-      data = await this.#nextcloud.as(reader).ocs<unknown>('GET', '/ocs/v2.php/apps/spreed/api/v1/chat/{token}/{messageId}/context', {
-        params: { token: roomToken, messageId },
-        query: { limit: 1 },
-        timeoutMs: 10_000,
-      });
+      data = await readMessageContext(this.#nextcloud.as(reader), roomToken, messageId, 1);
     } catch (err) {
       if (err instanceof NextcloudNotFoundError || err instanceof NextcloudAuthError) return { ok: false, reason: 'not-found' };
       throw err;

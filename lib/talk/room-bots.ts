@@ -3,6 +3,7 @@ import type { Kysely } from 'kysely';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
 import { NextcloudNotFoundError } from '../nextcloud/errors.ts';
+import { createRoom, enableRoomBot, getRoom, listRoomBots, listRooms, postChatMessage, talkCallUrl, type TalkBotEntry, type TalkRoom } from '../nextcloud/talk.ts';
 import type { Database } from '../storage/schema.ts';
 import { dedicatedDescription } from '../bots/dedicated-talk-bots.ts';
 import { SHARED_DESCRIPTION, SHARED_NAME, SHARED_ROUTE } from './talk-identities.ts';
@@ -18,23 +19,6 @@ export interface RoomSummary {
   isModerator: boolean;
   readOnly: boolean;
   lastActivity: number;
-}
-
-interface TalkRoom {
-  token: string;
-  type: number;
-  displayName?: string;
-  name?: string;
-  participantType: number;
-  readOnly?: number;
-  lastActivity?: number;
-}
-
-interface TalkBotEntry {
-  id: number;
-  name: string;
-  description?: string;
-  state: number;
 }
 
 /** Participant types 1 owner, 2 moderator, 6 guest moderator (Talk's Participant::*). */
@@ -65,7 +49,7 @@ export class RoomBots {
 
   /** Rooms the user is in: those they moderate first, then by latest activity. */
   async listRooms(user: ActingUser): Promise<RoomSummary[]> {
-    const rooms = await this.#nextcloud.as(user).ocs<TalkRoom[]>('GET', '/ocs/v2.php/apps/spreed/api/v4/room');
+    const rooms = await listRooms(this.#nextcloud.as(user));
     return (Array.isArray(rooms) ? rooms : [])
       .map(summary)
       .sort((a, b) => Number(b.isModerator) - Number(a.isModerator) || b.lastActivity - a.lastActivity || a.token.localeCompare(b.token));
@@ -74,7 +58,7 @@ export class RoomBots {
   /** The room as the user sees it; null when they are not in it. */
   async room(user: ActingUser, token: string): Promise<RoomSummary | null> {
     try {
-      return summary(await this.#nextcloud.as(user).ocs<TalkRoom>('GET', '/ocs/v2.php/apps/spreed/api/v4/room/{token}', { params: { token } }));
+      return summary(await getRoom(this.#nextcloud.as(user), token));
     } catch (err) {
       if (err instanceof NextcloudNotFoundError) return null;
       throw err;
@@ -112,31 +96,30 @@ export class RoomBots {
     const bot = await this.#find(await this.#roomBots(user, token), route);
     if (!bot) throw new RoomBotError(409, 'talk_bot_missing', 'The Talk bot is not registered; ask an administrator to enable the app again');
     if (bot.state === 1) return { alreadyEnabled: true, talkBotId: bot.id };
-    await this.#nextcloud.as(user).ocs('POST', '/ocs/v2.php/apps/spreed/api/v1/bot/{token}/{botId}', { params: { token, botId: String(bot.id) } });
+    await enableRoomBot(this.#nextcloud.as(user), token, bot.id);
     return { alreadyEnabled: false, talkBotId: bot.id };
   }
 
   /** A group conversation created by (and moderated by) the user. */
   async createRoom(user: ActingUser, name: string): Promise<RoomSummary> {
-    const room = await this.#nextcloud.as(user).ocs<TalkRoom>('POST', '/ocs/v2.php/apps/spreed/api/v4/room', { body: { roomType: 2, roomName: name } });
+    const room = await createRoom(this.#nextcloud.as(user), 2, name);
     return summary(room);
   }
 
   /** Posts as the user (so it is their message, and Talk delivers it to the bots like any other). */
   async postAsUser(user: ActingUser, token: string, message: string): Promise<number | null> {
-    const posted = await this.#nextcloud.as(user).ocs<{ id?: unknown }>('POST', '/ocs/v2.php/apps/spreed/api/v1/chat/{token}', { params: { token }, body: { message } });
+    const posted = await postChatMessage(this.#nextcloud.as(user), token, message);
     const id = Number(posted?.id);
     return Number.isSafeInteger(id) ? id : null;
   }
 
   /** Where the browser opens the conversation. */
   talkUrl(token: string): string {
-    const base = this.#nextcloud.baseUrl.replace(/\/+$/, '').replace(/\/index\.php$/, '');
-    return `${base}/index.php/call/${encodeURIComponent(token)}`;
+    return talkCallUrl(this.#nextcloud, token);
   }
 
   async #roomBots(user: ActingUser, token: string): Promise<TalkBotEntry[]> {
-    const list = await this.#nextcloud.as(user).ocs<TalkBotEntry[]>('GET', '/ocs/v2.php/apps/spreed/api/v1/bot/{token}', { params: { token } });
+    const list = await listRoomBots(this.#nextcloud.as(user), token);
     return Array.isArray(list) ? list : [];
   }
 

@@ -1,6 +1,7 @@
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
 import { NextcloudNotFoundError } from '../nextcloud/errors.ts';
+import { getRoom } from '../nextcloud/talk.ts';
 
 export interface RoomFacts {
   token: string;
@@ -11,14 +12,6 @@ export interface RoomFacts {
   /** Participant type of the asking user: 1 owner, 2 moderator, 3 user, 4 guest, 5 self-joined user, 6 guest moderator. */
   participantType: number;
   isModerator: boolean;
-}
-
-interface TalkRoom {
-  token: string;
-  type: number;
-  displayName?: string;
-  name?: string;
-  participantType: number;
 }
 
 /** Room facts as a user sees them: Talk (RoomInfo), or the terminal playground's own room first. */
@@ -48,7 +41,7 @@ export class RoomInfo {
     if (hit && hit.until > now) return hit.facts;
     let facts: RoomFacts | null;
     try {
-      const room = await this.#nextcloud.as(user).ocs<TalkRoom>('GET', '/ocs/v2.php/apps/spreed/api/v4/room/{token}', { params: { token } });
+      const room = await getRoom(this.#nextcloud.as(user), token);
       facts = {
         token: room.token,
         type: room.type,

@@ -3,6 +3,7 @@ import type { Registrar } from '../appapi/enabled-handler.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import { NextcloudNotFoundError } from '../nextcloud/errors.ts';
+import { registerTalkBot, unregisterTalkBot } from '../nextcloud/talk-appapi.ts';
 import type { Database } from '../storage/schema.ts';
 import type { Vault } from '../vault/vault.ts';
 import { PreparedQuery } from '../storage/prepared-query.ts';
@@ -67,9 +68,7 @@ export class TalkIdentities {
   /** Registers (idempotently: AppAPI reuses the secret) and stores the secret. */
   async register(route: string, name: string, description: string, botId: string | null): Promise<void> {
     const talkName = truncateUtf8(name, MAX_TALK_NAME_BYTES);
-    const data = await this.#nextcloud.system().ocs<{ id: string; secret: string }>('POST', '/ocs/v1.php/apps/app_api/api/v1/talk_bot', {
-      body: { name: talkName, route: `/${route}`, description: truncateUtf8(description, MAX_TALK_DESCRIPTION_BYTES) },
-    });
+    const data = await registerTalkBot(this.#nextcloud, { name: talkName, route: `/${route}`, description: truncateUtf8(description, MAX_TALK_DESCRIPTION_BYTES) });
     if (!data || typeof data.secret !== 'string' || data.secret.length < 40) throw new Error('AppAPI returned no bot secret');
     await this.#vault.put(secretName(route), data.secret);
     this.#secrets.set(route, data.secret);
@@ -83,7 +82,7 @@ export class TalkIdentities {
 
   async unregister(route: string): Promise<void> {
     try {
-      await this.#nextcloud.system().ocs('DELETE', '/ocs/v1.php/apps/app_api/api/v1/talk_bot', { body: { route: `/${route}` } });
+      await unregisterTalkBot(this.#nextcloud, `/${route}`);
     } catch (err) {
       if (!(err instanceof NextcloudNotFoundError)) throw err;
     }
