@@ -13,7 +13,7 @@
  */
 import { z } from 'zod';
 import { AgentLoop, type AgentChat } from '../lib/agent/agent-loop.ts';
-import { TurnTaint } from '../lib/agent/confirmation.ts';
+import { TurnTaint } from '../lib/tools/confirmation-gate.ts';
 import type { ReplySink } from '../lib/agent/reply-sink.ts';
 import type { ChatCompletionResult, ChatRequest, StreamEvent } from '../lib/llm/chat-client.ts';
 import { createLogger } from '../lib/log/logger.ts';

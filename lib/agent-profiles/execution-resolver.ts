@@ -2,7 +2,7 @@
 // default; agent mode only when the assignment references an enabled profile granted to this bot
 // or its owner, the invoker is a signed-in user in the profile's trigger groups, and the account
 // check passes (S13). Nothing in the model's arguments is read here.
-import type { StoredAction } from '../confirmations/confirmation-service.ts';
+import type { StoredAction } from '../tools/confirmable.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import { issueForAgentProfile, type ActingUser } from '../nextcloud/identity.ts';
@@ -13,7 +13,8 @@ import { deriveInvocationContext, turnOf, type ExecutionInfo, type InvocationCon
 import type { AccountCheck } from './account-check.ts';
 import { profileCovers } from './profile-coverage.ts';
 import type { AgentProfileGrant, AgentProfileStore } from './profile-store.ts';
-import type { AuditRecord, ToolAudit } from './tool-audit.ts';
+import type { AuditRecord } from '../tools/audit-record.ts';
+import type { ToolAudit } from './tool-audit.ts';
 
 const GROUPS_TTL_MS = 60_000;
 

@@ -6,7 +6,7 @@ import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../storage/schema.ts';
 import { ResourceScope, type ResourceScopeInput } from '../tools/resource-scope.ts';
 import type { Vault } from '../vault/vault.ts';
-import type { AgentProfileGrantsTable, AgentProfilesTable } from './agent-profile-tables.ts';
+import type { AgentProfileGrantsTable, AgentProfilesTable } from '../storage/tables/agent-profile-tables.ts';
 
 export interface AgentProfile {
   id: string;

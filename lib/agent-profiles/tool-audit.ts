@@ -6,28 +6,12 @@ import { canonicalJson } from '../validation/canonical-json.ts';
 import { redactString } from '../log/redact.ts';
 import type { Database } from '../storage/schema.ts';
 import type { SettingsStore } from '../storage/settings-store.ts';
-import type { ToolAuditTable } from './agent-profile-tables.ts';
+import type { AuditOutcome, AuditRecord } from '../tools/audit-record.ts';
 
 export const AUDIT_RETENTION_KEY = 'audit.retention-days';
 export const DEFAULT_AUDIT_RETENTION_DAYS = 90;
 const DAY = 24 * 3600_000;
 const MAX_DETAIL = 300;
-
-export type AuditOutcome = ToolAuditTable['outcome'];
-
-export interface AuditRecord {
-  mode: 'user' | 'agent';
-  profileId: string | null;
-  invokerUid: string | null;
-  actingUid: string | null;
-  botId: string;
-  roomToken: string | null;
-  tool: string;
-  args: unknown;
-  outcome: AuditOutcome;
-  detail?: string;
-  traceId?: string | null;
-}
 
 export interface AuditEntry {
   id: string;

@@ -7,15 +7,15 @@ import { serializeToolsForModel, type ModelToolDefinition } from '../tools/json-
 import { unknownPolicy, type ToolPolicy } from '../tools/tool-policy.ts';
 import type { InvocationContext, ToolDefinition } from '../tools/tool-provider.ts';
 import type { Loadout } from '../tools/tool-registry.ts';
-import { ThinkFilter } from '../talk/think-filter.ts';
+import { ThinkFilter } from '../llm/think-filter.ts';
 import type { TurnTrace } from '../traces/turn-trace.ts';
-import { requiresConfirmation, type ConfirmationHook, type TurnTaint } from './confirmation.ts';
+import { requiresConfirmation, type ConfirmationHook, type TurnTaint } from '../tools/confirmation-gate.ts';
 import { LoopGuard, MAX_TOOL_ITERATIONS } from './loop-guard.ts';
 import type { ReplySink } from './reply-sink.ts';
 import { extractTextToolCalls, type TextToolSpec } from './text-tool-calls.ts';
 import { ToolMarkupStreamFilter } from './tool-markup-stream.ts';
 import { initialToolChoice, type ToolChoicePlan } from './tool-choice.ts';
-import { sanitizeAssistantText, toolResultText, truncateUtf8Chars } from './tool-output.ts';
+import { sanitizeAssistantText, toolResultText, truncateUtf8Chars } from '../tools/tool-output.ts';
 import { localized } from '../l10n/talk-language.ts';
 
 /** What the loop needs of the ChatClient. */

@@ -1,10 +1,10 @@
 // Tool calls that weak models write as text (JSON or XML) instead of native calls.
 // Only tools the bot has are ever accepted; a plain JSON answer stays an answer.
 
-import { coerceValue } from './argument-normalizer.ts';
+import { coerceValue } from '../tools/argument-normalizer.ts';
 import { isPlainObject, schemaProperties, schemaRequired, setOwn } from '../tools/json-schema.ts';
 import type { JsonSchema } from '../tools/json-schema.ts';
-import { type Span, STRAY_CLOSE_RE, decodeXmlEntities, parseJson, removeSpans, balancedJsonEnd, stripThinkBlocks, findMarkupBlocks } from './tool-markup.ts';
+import { type Span, STRAY_CLOSE_RE, decodeXmlEntities, parseJson, removeSpans, balancedJsonEnd, stripThinkBlocks, findMarkupBlocks } from '../llm/tool-markup.ts';
 
 export interface TextToolSpec {
   name: string;

@@ -1,5 +1,5 @@
 // Streamed text with tool-call markup held back or cut as it arrives.
-import { escapeRegExp, isToolTagName, parseJson, balancedJsonEnd } from './tool-markup.ts';
+import { escapeRegExp, isToolTagName, parseJson, balancedJsonEnd } from '../llm/tool-markup.ts';
 import { callsFromJsonValue, looksLikeCallAttempt, toolIndex, type TextToolSpec, type ToolIndex } from './text-tool-calls.ts';
 
 // ---------------------------------------------------------------- streaming

@@ -7,7 +7,7 @@ import type { LlmSettingsService } from '../llm/llm-settings.ts';
 import type { Logger } from '../log/logger.ts';
 import { getAppConfigValues, setAppConfigValue } from '../nextcloud/appapi.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
-import { loadRateLimitSettings, parseRateLimitSettings, RATELIMIT_SETTINGS_KEY } from '../server/routes/ratelimit-admin.ts';
+import { loadRateLimitSettings, parseRateLimitSettings, RATELIMIT_SETTINGS_KEY } from '../ratelimit/rate-limit-settings.ts';
 import type { SettingsStore } from '../storage/settings-store.ts';
 import { ADMIN_FIELDS } from './settings-forms.ts';
 

@@ -3,7 +3,7 @@ import type { Logger } from '../log/logger.ts';
 import { issueForStoredPrincipal, isIssued, type ActingUser } from '../nextcloud/identity.ts';
 import type { Bot } from './bot-store.ts';
 import type { MembershipService } from './memberships.ts';
-import type { UserStatus } from '../users/user-tables.ts';
+import type { UserStatus } from '../storage/tables/user-tables.ts';
 
 export type ActorKind = 'user' | 'guest' | 'federated' | 'bot' | 'email' | 'other';
 

@@ -4,7 +4,7 @@ import type { QuestionTree } from './question-tree.ts';
 import type { Database } from '../storage/schema.ts';
 import type { ToolAssignment } from '../tools/tool-registry.ts';
 import { ToolAssignmentStore } from '../tools/tool-assignments.ts';
-import { withToolTables } from '../tools/tool-tables.ts';
+import { withToolTables } from '../storage/tables/tool-tables.ts';
 import type { BotActor } from './bot-access.ts';
 import type { Bot, Visibility } from './bot-store.ts';
 

@@ -4,7 +4,7 @@ import type { Logger } from '../log/logger.ts';
 import { localized } from '../l10n/talk-language.ts';
 import type { QueuedRequest } from '../ratelimit/request-queue.ts';
 import type { Database } from '../storage/schema.ts';
-import { withToolTables } from '../tools/tool-tables.ts';
+import { withToolTables } from '../storage/tables/tool-tables.ts';
 import { SHARED_ROUTE } from '../talk/talk-identities.ts';
 import { dedicatedRoute } from './dedicated-talk-bots.ts';
 

@@ -4,7 +4,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { z } from 'zod';
 import { validateQuestionTree, type QuestionTree } from './question-tree.ts';
 import type { BotsTable, Database } from '../storage/schema.ts';
-import type { ApprovalStatus, TeamMembers, Visibility } from './governance-tables.ts';
+import type { ApprovalStatus, TeamMembers, Visibility } from '../storage/tables/governance-tables.ts';
 import { PreparedQuery } from '../storage/prepared-query.ts';
 import { collectFieldErrors } from '../validation/field-errors.ts';
 

@@ -1,7 +1,7 @@
 // A shared bot's own Talk bot (its name on replies instead of "Talk AI"), for approved global bots only (S14).
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/schema.ts';
-import { MAX_TALK_NAME_BYTES, truncateUtf8, type TalkIdentities } from '../talk/talk-identities.ts';
+import { dedicatedDescription, MAX_TALK_NAME_BYTES, truncateUtf8, type TalkIdentities } from '../talk/talk-identities.ts';
 import { isPublished } from './bot-access.ts';
 import type { Bot } from './bot-store.ts';
 import { GovernanceError, type DedicatedTalkBots } from './governance.ts';
@@ -19,10 +19,6 @@ export function dedicatedRoute(botId: string): string {
 /** Only an active bot approved for everyone may speak through its own Talk identity (S14). */
 export function mayHaveOwnIdentity(bot: Bot | null | undefined): boolean {
   return bot !== null && bot !== undefined && bot.active && isPublished(bot) && bot.visibility === 'global';
-}
-
-export function dedicatedDescription(bot: Pick<Bot, 'mention'>): string {
-  return `Talk AI bot @${bot.mention}`;
 }
 
 export class DedicatedTalkBotService implements DedicatedTalkBots {

@@ -9,7 +9,7 @@ import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config/env.ts';
 import { issueForOperator } from '../nextcloud/identity.ts';
-import { isValidMention } from '../router/mention-detector.ts';
+import { isValidMention } from '../talk/mention-detector.ts';
 import { RoomInfo } from '../talk/room-info.ts';
 import { SHARED_NAME, SHARED_ROUTE } from '../talk/talk-identities.ts';
 import { applyDevDefaults, devSecretFile } from './dev-env.ts';

@@ -1,14 +1,14 @@
 // The Talk ends of the pipeline for the terminal playground (`make chat`): lines typed in the terminal
 // become the "verified" messages, and the messages a reply stream would post are printed instead.
 import { randomBytes } from 'node:crypto';
-import type { BotMessage, MessageSender } from '../talk/bot-sender.ts';
-import type { InboxEvent } from '../talk/inbox.ts';
+import type { BotMessage, MessageSender } from '../replies/bot-sender.ts';
+import type { InboxEvent } from '../intake/inbox.ts';
 import type { VerificationResult } from '../talk/message-verifier.ts';
 import { parseChatApiMessage } from '../talk/message-parser.ts';
-import type { LoggedChunk, ReplyRecord } from '../talk/reply-log.ts';
+import type { LoggedChunk, ReplyRecord } from '../replies/reply-log.ts';
 import type { RoomFacts, RoomFactsSource, RoomInfo } from '../talk/room-info.ts';
 import { SHARED_ROUTE } from '../talk/talk-identities.ts';
-import type { TalkSeams } from '../talk/talk-seams.ts';
+import type { TalkSeams } from '../pipeline/talk-seams.ts';
 import { issueForOperator } from '../nextcloud/identity.ts';
 
 export interface TerminalTalkOptions {

@@ -10,8 +10,8 @@ import type { NextcloudClient } from '../nextcloud/client.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
 import { sendAppApiNotification } from '../nextcloud/talk-appapi.ts';
 import { talkCallUrl } from '../nextcloud/talk.ts';
-import { DEFAULT_AFFIRMATIVES, DEFAULT_NEGATIVES, parseConfirmationReply, type ConfirmationOptions } from '../router/confirmation-reply.ts';
-import { findBotMentions } from '../router/mention-detector.ts';
+import { DEFAULT_AFFIRMATIVES, DEFAULT_NEGATIVES, parseConfirmationReply, type ConfirmationOptions } from './confirmation-reply.ts';
+import { findBotMentions } from '../talk/mention-detector.ts';
 import type { Database } from '../storage/schema.ts';
 import type { ParsedMessage } from '../talk/message-parser.ts';
 import type { InvocationContext, ToolResult } from '../tools/tool-provider.ts';
@@ -19,21 +19,8 @@ import { actionHash } from './canonical.ts';
 import { canonicalJson } from '../validation/canonical-json.ts';
 import { ConfirmationStore, type ConfirmationRow } from './confirmation-store.ts';
 import { confirmationTexts, type ConfirmationTexts } from './confirmation-texts.ts';
-import {
-  firstText,
-  toStored,
-  type AuthorizationCheck,
-  type BotLookup,
-  type ConfirmationExecutor,
-  type NotificationPayload,
-  type ProposedAction,
-  type ReplyContext,
-  type ReplyOutcome,
-  type ReplyStatus,
-  type RequestedConfirmation,
-  type SecretSealer,
-  type StoredAction,
-} from './confirmation-types.ts';
+import { firstText, toStored, type AuthorizationCheck, type BotLookup, type ReplyContext, type ReplyOutcome, type ReplyStatus, type SecretSealer } from './confirmation-types.ts';
+import { type ConfirmationExecutor, type NotificationPayload, type ProposedAction, type RequestedConfirmation, type StoredAction } from '../tools/confirmable.ts';
 
 export const CONFIRMATION_TTL_MS = 10 * 60_000;
 /** How long after expiry a late reply is still answered with the reason. */
@@ -43,15 +30,10 @@ const MAX_RESULT_CHARS = 2000;
 export type {
   AuthorizationCheck,
   BotLookup,
-  ConfirmationExecutor,
-  NotificationPayload,
-  ProposedAction,
   ReplyContext,
   ReplyOutcome,
   ReplyStatus,
-  RequestedConfirmation,
   SecretSealer,
-  StoredAction,
 } from './confirmation-types.ts';
 
 export interface ConfirmationServiceOptions {

@@ -2,7 +2,7 @@
 // reply racing the expiry) can never both consume one confirmation, on SQLite or PostgreSQL.
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../storage/schema.ts';
-import type { ConfirmationStatus, PendingConfirmationsTable } from './confirmation-tables.ts';
+import type { ConfirmationStatus, PendingConfirmationsTable } from '../storage/tables/confirmation-tables.ts';
 
 export type ConfirmationRow = Selectable<PendingConfirmationsTable>;
 

@@ -1,6 +1,6 @@
 // The admin allow-list of the egress module (S18): host names or CIDR ranges
 // that may be private (an internal Docling, a local model server).
-import { HttpError } from '../server/http-error.ts';
+import { HttpError } from '../errors/http-error.ts';
 import type { SettingsStore } from '../storage/settings-store.ts';
 import { allowListEntryProblem } from './address-policy.ts';
 

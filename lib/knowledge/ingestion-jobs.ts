@@ -9,7 +9,7 @@ import { sql, type Kysely } from 'kysely';
 import type { Logger } from '../log/logger.ts';
 import { isPostgres } from '../storage/migrations/dialect.ts';
 import type { Database } from '../storage/schema.ts';
-import type { JobKind, KnowledgeJobsTable } from './knowledge-tables.ts';
+import type { JobKind, KnowledgeJobsTable } from '../storage/tables/knowledge-tables.ts';
 
 export interface Job {
   id: number;

@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { endpointField, intField, trimmedOrNull } from '../config/settings-fields.ts';
 import type { LlmSettingsService } from '../llm/llm-settings.ts';
-import { HttpError } from '../server/http-error.ts';
+import { HttpError } from '../errors/http-error.ts';
 import type { SettingsStore } from '../storage/settings-store.ts';
 import { MASK, maskSecret, type Vault } from '../vault/vault.ts';
 import { chunkOptionsProblem, MAX_CHUNK_SIZE_CHARS, MIN_CHUNK_SIZE_CHARS } from './chunker.ts';

@@ -15,7 +15,7 @@ import { ExtractionError } from './extract/types.ts';
 import type { Extractor } from './extract/extractor.ts';
 import { RetryableJobError, type Job, type KnowledgeJobQueue } from './ingestion-jobs.ts';
 import type { KnowledgeSettingsService } from './knowledge-settings.ts';
-import type { RoomDocumentsTable } from './knowledge-tables.ts';
+import type { RoomDocumentsTable } from '../storage/tables/knowledge-tables.ts';
 import { IMAGE_MEMORY_PROMPT, MediaError, type VisionClient } from './media-clients.ts';
 import type { FileAccess } from './nextcloud-files.ts';
 import type { PartitionScope, SearchResult, VectorIndex } from './vector-index.ts';

@@ -2,7 +2,7 @@
 import { EgressError } from '../egress/egress-fetch.ts';
 import { NextcloudAuthError, NextcloudForbiddenError, NextcloudNotFoundError, NextcloudError } from '../nextcloud/errors.ts';
 import { EmbeddingError } from './embeddings.ts';
-import type { KnowledgeSourcesTable, SourceKind, SourceStage, SourceStatus } from './knowledge-tables.ts';
+import type { KnowledgeSourcesTable, SourceKind, SourceStage, SourceStatus } from '../storage/tables/knowledge-tables.ts';
 import type { PartitionScope } from './vector-index.ts';
 
 export type SourceRow = KnowledgeSourcesTable & { id: number };

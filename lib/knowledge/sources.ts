@@ -17,7 +17,7 @@ import type { Extractor } from './extract/extractor.ts';
 import type { Job, KnowledgeJobQueue } from './ingestion-jobs.ts';
 import { RetryableJobError } from './ingestion-jobs.ts';
 import type { KnowledgeSettingsService } from './knowledge-settings.ts';
-import type { SourceKind, SourceStage } from './knowledge-tables.ts';
+import type { SourceKind, SourceStage } from '../storage/tables/knowledge-tables.ts';
 import { ownerMayShare, type FileAccess, type NodeInfo } from './nextcloud-files.ts';
 import type { VectorIndex } from './vector-index.ts';
 import { SourceError, botScope, isTransient, normalizeSourceUrl, sourceGroup, view, type SourceFileView, type SourceRow, type SourceView } from './source-model.ts';

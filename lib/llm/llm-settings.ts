@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { endpointField, endpointProblem, intField, trimmedOrNull } from '../config/settings-fields.ts';
-import { HttpError } from '../server/http-error.ts';
+import { HttpError } from '../errors/http-error.ts';
 import type { SettingsStore } from '../storage/settings-store.ts';
 import { MASK, maskSecret, type Vault } from '../vault/vault.ts';
 import { modelRefProblem, parseModelRef, type EndpointName } from './model-ref.ts';

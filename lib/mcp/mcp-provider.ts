@@ -1,7 +1,7 @@
 // A ToolProvider per registered MCP server or companion: admin-set policies, pinned tool hashes, signed context.
 
-import { isTurnTainted } from '../agent/turn-taints.ts';
-import type { ConfirmationExecutor, StoredAction } from '../confirmations/confirmation-service.ts';
+import { isTurnTainted } from '../tools/turn-taints.ts';
+import type { ConfirmationExecutor, StoredAction } from '../tools/confirmable.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
 import { setOwn } from '../tools/json-schema.ts';

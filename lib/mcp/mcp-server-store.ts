@@ -7,7 +7,7 @@ import { z } from 'zod';
 import type { Database } from '../storage/schema.ts';
 import { isPlainObject, setOwn } from '../tools/json-schema.ts';
 import { isValidToolName } from '../tools/tool-provider.ts';
-import { withToolTables, type McpServersTable } from '../tools/tool-tables.ts';
+import { withToolTables, type McpServersTable } from '../storage/tables/tool-tables.ts';
 import { MASK, type Vault } from '../vault/vault.ts';
 import { collectFieldErrors } from '../validation/field-errors.ts';
 

@@ -1,7 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import type { Application } from '../bootstrap.ts';
 import { ThreadRpc } from '../server/thread-rpc.ts';
-import type { HandedRow } from '../talk/inbox.ts';
+import type { HandedRow } from '../intake/inbox.ts';
 
 /** What the HTTP thread reaches of the processing side's application. */
 export type HostedApplication = Pick<Application, 'processing' | 'close'>;

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { AppConfig } from '../config/env.ts';
 import type { Logger } from '../log/logger.ts';
 import { ThreadRpc } from '../server/thread-rpc.ts';
-import type { HandedRow } from '../talk/inbox.ts';
+import type { HandedRow } from '../intake/inbox.ts';
 
 export interface ProcessingThreadOptions {
   pgSchema?: string;

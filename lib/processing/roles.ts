@@ -16,7 +16,7 @@ export interface RolePlan {
   processingThread: boolean;
   /**
    * Several processes share one PostgreSQL: inbox leases, LISTEN/NOTIFY for configuration changes,
-   * a leader per housekeeping timer (storage/notifier.ts, storage/leader-lock.ts, talk/inbox-leases.ts).
+   * a leader per housekeeping timer (storage/notifier.ts, storage/leader-lock.ts, intake/inbox-leases.ts).
    */
   scaleOut: boolean;
   /** What the role runs (docs/DEPLOYMENT.md repeats this table). */

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from '../log/logger.ts';
 import { Notifier, type ChangeTopic } from '../storage/notifier.ts';
 import type { Database } from '../storage/schema.ts';
-import type { Inbox } from '../talk/inbox.ts';
+import type { Inbox } from '../intake/inbox.ts';
 
 export interface ScaleOutDeps {
   db: Kysely<Database>;

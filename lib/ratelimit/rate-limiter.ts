@@ -1,9 +1,9 @@
 import { sql, type Kysely } from 'kysely';
 import { isPostgres } from '../storage/migrations/dialect.ts';
 import type { Database } from '../storage/schema.ts';
-import type { RateLimitProviderStateTable, RateLimitTables } from './rate-limit-tables.ts';
+import type { RateLimitProviderStateTable, RateLimitTables } from '../storage/tables/rate-limit-tables.ts';
 
-export type { RateLimitCountersTable, RateLimitProviderStateTable, RateLimitTables } from './rate-limit-tables.ts';
+export type { RateLimitCountersTable, RateLimitProviderStateTable, RateLimitTables } from '../storage/tables/rate-limit-tables.ts';
 
 export type RateScope = 'chat' | 'embeddings';
 export type RateWindow = 'second' | 'minute' | 'hour' | 'day';

@@ -3,9 +3,9 @@ import { redactString } from '../log/redact.ts';
 import { localized } from '../l10n/talk-language.ts';
 import type { Database } from '../storage/schema.ts';
 
-import type { QueueStatus, RequestQueueTables } from './request-queue-tables.ts';
+import type { QueueStatus, RequestQueueTables } from '../storage/tables/request-queue-tables.ts';
 
-export type { QueueStatus, RequestQueueTable, RequestQueueTables } from './request-queue-tables.ts';
+export type { QueueStatus, RequestQueueTable, RequestQueueTables } from '../storage/tables/request-queue-tables.ts';
 
 type Db = Kysely<Database & RequestQueueTables>;
 

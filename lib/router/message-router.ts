@@ -4,7 +4,7 @@ import type { ConversationMemory } from '../conversation/memory.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
 import { renderMessageText, type ParsedMessage } from '../talk/message-parser.ts';
 import { RoomInfo, type RoomFacts, type RoomFactsSource } from '../talk/room-info.ts';
-import { findBotMentions, stripMention } from './mention-detector.ts';
+import { findBotMentions, stripMention } from '../talk/mention-detector.ts';
 import type { OnboardingService } from './onboarding.ts';
 import { parseResetCommand } from './reset-command.ts';
 import { routerTexts } from './router-texts.ts';

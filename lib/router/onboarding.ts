@@ -3,7 +3,7 @@
 import { PostgresAdapter, type Kysely } from 'kysely';
 import type { Bot } from '../bots/bot-store.ts';
 import type { Database, RoomStatesTable } from '../storage/schema.ts';
-import { stripMention } from './mention-detector.ts';
+import { stripMention } from '../talk/mention-detector.ts';
 import { routerTexts } from './router-texts.ts';
 import { PreparedQuery } from '../storage/prepared-query.ts';
 import { MAX_QUESTIONS, MAX_TEXT_LENGTH, type Question, type QuestionAnswer } from '../bots/question-tree.ts';

@@ -1,5 +1,5 @@
 // `((RESET))` optionally followed by one bot mention (`@tutor` or `/tutor`).
-import { listMentionTokens } from './mention-detector.ts';
+import { listMentionTokens } from '../talk/mention-detector.ts';
 
 const MARKER = '((reset))';
 

@@ -3,7 +3,7 @@ import { EgressError } from '../egress/egress-fetch.ts';
 import { ProviderHttpError, ProviderStreamError } from '../llm/chat-stream.ts';
 import { LlmError } from '../llm/model-ref.ts';
 import { NextcloudError } from '../nextcloud/errors.ts';
-import { HttpError } from './http-error.ts';
+import { HttpError } from '../errors/http-error.ts';
 
 /** What the error handler answers and how loudly it logs. `aborted`: the client is gone, nothing is written. */
 export type ErrorAnswer =

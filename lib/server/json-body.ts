@@ -1,5 +1,5 @@
 import express, { type RequestHandler } from 'express';
-import { HttpError } from './http-error.ts';
+import { HttpError } from '../errors/http-error.ts';
 
 /** `256kb` → 262144; a number is taken as bytes. */
 function bytes(limit: number | string): number {

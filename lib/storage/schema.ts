@@ -4,16 +4,16 @@
  * PostgreSQL.
  */
 import type { Generated } from 'kysely';
-import type { RateLimitTables } from '../ratelimit/rate-limit-tables.ts';
-import type { RequestQueueTables } from '../ratelimit/request-queue-tables.ts';
-import type { TraceTables } from '../traces/trace-tables.ts';
-import type { ToolTables } from '../tools/tool-tables.ts';
-import type { BotGovernanceColumns, GovernanceTables } from '../bots/governance-tables.ts';
-import type { ConfirmationTables } from '../confirmations/confirmation-tables.ts';
-import type { UserTables } from '../users/user-tables.ts';
-import type { KnowledgeTables } from '../knowledge/knowledge-tables.ts';
-import type { WikiTables } from '../wiki/wiki-tables.ts';
-import type { AgentProfileTables } from '../agent-profiles/agent-profile-tables.ts';
+import type { RateLimitTables } from './tables/rate-limit-tables.ts';
+import type { RequestQueueTables } from './tables/request-queue-tables.ts';
+import type { TraceTables } from './tables/trace-tables.ts';
+import type { ToolTables } from './tables/tool-tables.ts';
+import type { BotGovernanceColumns, GovernanceTables } from './tables/governance-tables.ts';
+import type { ConfirmationTables } from './tables/confirmation-tables.ts';
+import type { UserTables } from './tables/user-tables.ts';
+import type { KnowledgeTables } from './tables/knowledge-tables.ts';
+import type { WikiTables } from './tables/wiki-tables.ts';
+import type { AgentProfileTables } from './tables/agent-profile-tables.ts';
 
 export interface SettingsTable {
   key: string;

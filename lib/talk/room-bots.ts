@@ -5,8 +5,7 @@ import type { ActingUser } from '../nextcloud/identity.ts';
 import { NextcloudNotFoundError } from '../nextcloud/errors.ts';
 import { createRoom, enableRoomBot, getRoom, listRoomBots, listRooms, postChatMessage, talkCallUrl, type TalkBotEntry, type TalkRoom } from '../nextcloud/talk.ts';
 import type { Database } from '../storage/schema.ts';
-import { dedicatedDescription } from '../bots/dedicated-talk-bots.ts';
-import { SHARED_DESCRIPTION, SHARED_NAME, SHARED_ROUTE } from './talk-identities.ts';
+import { dedicatedDescription, SHARED_DESCRIPTION, SHARED_NAME, SHARED_ROUTE } from './talk-identities.ts';
 
 /** Talk's room type of a one-to-one conversation whose other participant was deleted. */
 const FORMER_ONE_TO_ONE = 5;

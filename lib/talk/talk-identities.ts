@@ -163,3 +163,8 @@ export function sharedTalkBotRegistrar(identities: TalkIdentities, logger: Logge
     },
   };
 }
+
+/** The Talk description of a shared bot's own Talk identity. */
+export function dedicatedDescription(bot: { mention: string }): string {
+  return `Talk AI bot @${bot.mention}`;
+}

@@ -2,11 +2,11 @@
 // the invoking Nextcloud user from the server-built context (`ctx.user`), never as anyone an
 // argument names. Write tools that need the user's consent are stored as pending actions and
 // run only after the confirmation reply (lib/confirmations).
-import type { ConfirmationExecutor, ProposedAction, RequestedConfirmation, StoredAction } from '../confirmations/confirmation-service.ts';
+import type { ConfirmationExecutor, ProposedAction, RequestedConfirmation, StoredAction } from './confirmable.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
-import type { AuditRecord } from '../agent-profiles/tool-audit.ts';
+import type { AuditRecord } from './audit-record.ts';
 import { CALENDAR_TOOLS } from './calendar/calendar-tools.ts';
 import { COLLECTIVES_TOOLS } from './collectives/collectives-tools.ts';
 import { DECK_TOOLS } from './deck/deck-tools.ts';

@@ -5,7 +5,7 @@ import type { Database } from '../storage/schema.ts';
 import { isPlainObject } from './json-schema.ts';
 import { isValidToolName } from './tool-provider.ts';
 import type { ToolAssignment } from './tool-registry.ts';
-import { withToolTables } from './tool-tables.ts';
+import { withToolTables } from '../storage/tables/tool-tables.ts';
 import { PreparedQuery } from '../storage/prepared-query.ts';
 
 export const MAX_ASSIGNMENTS_PER_BOT = 200;

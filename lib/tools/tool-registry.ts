@@ -1,7 +1,7 @@
 // All tool providers in one place: which tools a bot may use now, and how a call reaches its provider.
 
-import { normalizeArguments } from '../agent/argument-normalizer.ts';
-import { toolResultText } from '../agent/tool-output.ts';
+import { normalizeArguments } from './argument-normalizer.ts';
+import { toolResultText } from './tool-output.ts';
 import type { Logger } from '../log/logger.ts';
 import { redactString } from '../log/redact.ts';
 import { isPlainObject, serializeToolsForModel, setOwn, type ModelToolDefinition } from './json-schema.ts';

@@ -1,6 +1,6 @@
 // Trace events and runs as rows: what a trace may keep of each event (S11, S20), and rows back to the public shapes.
 import { createHash } from 'node:crypto';
-import type { TraceEventType, TraceRunsTable } from './trace-tables.ts';
+import type { TraceEventType, TraceRunsTable } from '../storage/tables/trace-tables.ts';
 import type { TraceEvent, TraceEventInput, TraceRun, TraceRunMetadata } from './trace-types.ts';
 import { clip, sanitizeForTrace, sanitizeText } from './trace-redaction.ts';
 

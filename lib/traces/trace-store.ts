@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import type { Database } from '../storage/schema.ts';
 
-import type { TraceStatus, TraceTables } from './trace-tables.ts';
+import type { TraceStatus, TraceTables } from '../storage/tables/trace-tables.ts';
 import type { AdminTraceFilters, PendingRun, StartRunInput, TraceAuditEntry, TraceEvent, TraceEventInput, TraceFilters, TraceLogger, TraceRun, TraceRunMetadata, TraceStoreOptions } from './trace-types.ts';
 import { clip, sanitizeText } from './trace-redaction.ts';
 import { DAY_MS, RUN_PREVIEW_CHARS, eventRow, prepareEvent, toEvent, toMetadata, toRun, type PreparedEvent } from './trace-events.ts';
 
-export type { TraceAuditTable, TraceEventsTable, TraceEventType, TraceRunsTable, TraceSource, TraceStatus, TraceTables } from './trace-tables.ts';
+export type { TraceAuditTable, TraceEventsTable, TraceEventType, TraceRunsTable, TraceSource, TraceStatus, TraceTables } from '../storage/tables/trace-tables.ts';
 export type * from './trace-types.ts';
 export { sanitizeForTrace, sanitizeText } from './trace-redaction.ts';
 

@@ -1,5 +1,5 @@
 // The trace store's public shapes.
-import type { TraceEventType, TraceRunsTable, TraceSource, TraceStatus } from './trace-tables.ts';
+import type { TraceEventType, TraceRunsTable, TraceSource, TraceStatus } from '../storage/tables/trace-tables.ts';
 
 export interface StartRunInput {
   uid: string;

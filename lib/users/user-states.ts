@@ -2,7 +2,7 @@
 // last seen passing the admin check. Unknown users count as active.
 import type { Kysely } from 'kysely';
 import type { Database } from '../storage/schema.ts';
-import type { UserStatus } from './user-tables.ts';
+import type { UserStatus } from '../storage/tables/user-tables.ts';
 
 const CACHE_MS = 60_000;
 const ADMIN_NOTE_MS = 24 * 3600_000;

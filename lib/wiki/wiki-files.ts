@@ -3,7 +3,7 @@
 import { FilesDav, type FileInfo } from '../nextcloud/files-dav.ts';
 import type { UserPath } from '../tools/files/user-paths.ts';
 import { isPageName } from './wiki-paths.ts';
-import { MAX_PAGE_BYTES } from './wiki-text.ts';
+import { MAX_PAGE_BYTES } from '../tools/page-text.ts';
 
 export const MAX_FILES_PER_WALK = 200;
 const MAX_FOLDERS_PER_WALK = 50;

@@ -4,8 +4,8 @@
 // Writes after untrusted content entered the turn (S6) are not refused but stored as pending
 // actions bound to the page's etag and the root's file id; they run when the invoker answers
 // "yes <code>" (S7, lib/confirmations), after the S16 checks ran again as that user.
-import { isTurnTainted } from '../agent/turn-taints.ts';
-import type { ConfirmationExecutor, StoredAction } from '../confirmations/confirmation-service.ts';
+import { isTurnTainted } from '../tools/turn-taints.ts';
+import type { ConfirmationExecutor, StoredAction } from '../tools/confirmable.ts';
 import { NextcloudError } from '../nextcloud/errors.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
 import type { ConfirmationRequester } from '../tools/first-party-provider.ts';
@@ -25,7 +25,7 @@ import {
 import { isWikiTool, validateWikiConfig } from './wiki-config.ts';
 import { PageTooLargeError } from './wiki-files.ts';
 import { WikiRefusal, type WikiBot, type WikiHandle, type WikiService, type WriteMode } from './wiki-service.ts';
-import { byteLength, DEFAULT_READ_LIMIT, MAX_READ_LIMIT } from './wiki-text.ts';
+import { byteLength, DEFAULT_READ_LIMIT, MAX_READ_LIMIT } from '../tools/page-text.ts';
 
 export const WIKI_PROVIDER_ID = 'wiki';
 const MAX_QUERY_CHARS = 500;

@@ -26,7 +26,8 @@ import {
 } from './wiki-paths.ts';
 import type { WikiRootStore } from './wiki-roots.ts';
 import { rankDocuments, type SearchDocument } from './wiki-search.ts';
-import { byteLength, initialIndex, initialLog, initialSchema, logEntry, MAX_PAGE_BYTES, paginate, titleOf, withExistingFiles, type IndexEntry } from './wiki-text.ts';
+import { initialIndex, initialLog, initialSchema, logEntry, titleOf, withExistingFiles, type IndexEntry } from './wiki-text.ts';
+import { byteLength, MAX_PAGE_BYTES, paginate } from '../tools/page-text.ts';
 
 export const UNAVAILABLE_TO_YOU = 'wiki tools are unavailable to you';
 const MAX_SEARCH_BYTES = 4 * 1024 * 1024;

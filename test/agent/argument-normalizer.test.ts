@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { coerceValue, normalizeArguments } from '../../lib/agent/argument-normalizer.ts';
+import { coerceValue, normalizeArguments } from '../../lib/tools/argument-normalizer.ts';
 import type { JsonSchema } from '../../lib/tools/json-schema.ts';
 
 const ragSchema: JsonSchema = {

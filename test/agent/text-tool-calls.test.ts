@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { extractTextToolCalls } from '../../lib/agent/text-tool-calls.ts';
-import { balancedJsonEnd, decodeXmlEntities, stripThinkBlocks, stripToolCallMarkup } from '../../lib/agent/tool-markup.ts';
+import { balancedJsonEnd, decodeXmlEntities, stripThinkBlocks, stripToolCallMarkup } from '../../lib/llm/tool-markup.ts';
 import { ToolMarkupStreamFilter } from '../../lib/agent/tool-markup-stream.ts';
 import type { TextToolSpec } from '../../lib/agent/text-tool-calls.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { AGENT_DEFAULTS, AGENT_SETTINGS_KEY, forcedSearchPhraseList, loadAgentSettings, parseAgentSettings, saveAgentSettings } from '../../lib/agent/agent-settings.ts';
-import { requiresConfirmation, TurnTaint } from '../../lib/agent/confirmation.ts';
+import { requiresConfirmation, TurnTaint } from '../../lib/tools/confirmation-gate.ts';
 import { asksForSearch, initialToolChoice, searchCandidates, type ToolChoiceInput } from '../../lib/agent/tool-choice.ts';
 import { RateGate, RateLimitedError, rateKeyFor } from '../../lib/ratelimit/rate-gate.ts';
 import type { AcquireResult, RateLimiter } from '../../lib/ratelimit/rate-limiter.ts';

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { TOOL_OUTPUT_MAX_CHARS, sanitizeAssistantText, toolResultText, truncateUtf8Chars } from '../../lib/agent/tool-output.ts';
+import { TOOL_OUTPUT_MAX_CHARS, sanitizeAssistantText, toolResultText, truncateUtf8Chars } from '../../lib/tools/tool-output.ts';
 
 // ---------------------------------------------------------------- truncateUtf8Chars
 

@@ -17,7 +17,7 @@ import {
   type DeclarativeForm,
 } from '../../lib/appapi/settings-forms.ts';
 import { createLogger } from '../../lib/log/logger.ts';
-import { loadRateLimitSettings } from '../../lib/server/routes/ratelimit-admin.ts';
+import { loadRateLimitSettings } from '../../lib/ratelimit/rate-limit-settings.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 import { readFixture } from '../helpers/fixtures.ts';
 import { startHarness, waitFor, type Harness } from '../helpers/harness.ts';

@@ -4,7 +4,7 @@ import type { Bot } from '../../lib/bots/bot-store.ts';
 import { dedicatedRoute } from '../../lib/bots/dedicated-talk-bots.ts';
 import { ConversationMemory } from '../../lib/conversation/memory.ts';
 import { OnboardingService } from '../../lib/router/onboarding.ts';
-import { withToolTables } from '../../lib/tools/tool-tables.ts';
+import { withToolTables } from '../../lib/storage/tables/tool-tables.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 import { freshMention, READ_TOOL, startWorld, type World } from './governance-world.ts';
 

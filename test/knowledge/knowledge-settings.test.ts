@@ -5,7 +5,7 @@ import { LlmSettingsService } from '../../lib/llm/llm-settings.ts';
 import { DoclingClient } from '../../lib/knowledge/extract/docling.ts';
 import { Extractor } from '../../lib/knowledge/extract/extractor.ts';
 import { KnowledgeSettingsService } from '../../lib/knowledge/knowledge-settings.ts';
-import { HttpError } from '../../lib/server/http-error.ts';
+import { HttpError } from '../../lib/errors/http-error.ts';
 import { SettingsStore } from '../../lib/storage/settings-store.ts';
 import { Vault } from '../../lib/vault/vault.ts';
 import { createTestDatabase } from '../helpers/databases.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { LLM_DEFAULTS, LLM_SETTINGS_KEY, LlmSettingsService, PRIMARY_KEY_NAME, SECONDARY_KEY_NAME, toPublic } from '../../lib/llm/llm-settings.ts';
-import { HttpError } from '../../lib/server/http-error.ts';
+import { HttpError } from '../../lib/errors/http-error.ts';
 import { SettingsStore } from '../../lib/storage/settings-store.ts';
 import { MASK, Vault } from '../../lib/vault/vault.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.ts';

@@ -2,9 +2,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { SignJWT } from 'jose';
-import { TurnTaint } from '../../lib/agent/confirmation.ts';
-import { attachTaint } from '../../lib/agent/turn-taints.ts';
-import type { ConfirmationExecutor } from '../../lib/confirmations/confirmation-service.ts';
+import { TurnTaint } from '../../lib/tools/confirmation-gate.ts';
+import { attachTaint } from '../../lib/tools/turn-taints.ts';
+import type { ConfirmationExecutor } from '../../lib/tools/confirmable.ts';
 import { createLogger } from '../../lib/log/logger.ts';
 import { McpConnection } from '../../lib/mcp/mcp-connection.ts';
 import { describeCall } from '../../lib/mcp/mcp-confirmation.ts';

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import type { ProcessingControl } from '../../lib/bootstrap.ts';
 import { hostProcessing, type HostedApplication } from '../../lib/processing/processing-host.ts';
 import { ThreadRpc } from '../../lib/server/thread-rpc.ts';
-import type { HandedRow } from '../../lib/talk/inbox.ts';
+import type { HandedRow } from '../../lib/intake/inbox.ts';
 
 /** A processing side that records what reached it. */
 function recordingApplication(log: string[]): HostedApplication {

@@ -4,7 +4,7 @@ import {
   DEFAULT_AFFIRMATIVES,
   DEFAULT_NEGATIVES,
   parseConfirmationReply,
-} from '../../lib/router/confirmation-reply.ts';
+} from '../../lib/confirmations/confirmation-reply.ts';
 import { parseTalkWebhook } from '../../lib/talk/webhook-schema.ts';
 import { parseWebhookMessage } from '../../lib/talk/message-parser.ts';
 import { webhookBodies } from '../helpers/fixtures.ts';

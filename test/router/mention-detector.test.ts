@@ -5,7 +5,7 @@ import {
   isValidMention,
   listMentionTokens,
   stripMention,
-} from '../../lib/router/mention-detector.ts';
+} from '../../lib/talk/mention-detector.ts';
 import { parseTalkWebhook } from '../../lib/talk/webhook-schema.ts';
 import { parseWebhookMessage } from '../../lib/talk/message-parser.ts';
 import { webhookBodies } from '../helpers/fixtures.ts';

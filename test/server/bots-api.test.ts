@@ -9,7 +9,7 @@ import { packageVersion, storedOpenApiPath } from '../../lib/cli/write-openapi.t
 import { apiDocument, apiRouteSpecs } from '../../lib/server/api-specs.ts';
 import { documentedRoutes, serializeOpenApi, servedRoutes } from '../../lib/server/openapi.ts';
 import { SHARED_ROUTE } from '../../lib/talk/talk-identities.ts';
-import { withToolTables } from '../../lib/tools/tool-tables.ts';
+import { withToolTables } from '../../lib/storage/tables/tool-tables.ts';
 import { freshMention, ALLOWED_MODEL, APP_ID, APP_SECRET, GROUP, READ_TOOL, startWorld, WRITE_TOOL, type World } from '../bots/governance-world.ts';
 import { DIALECTS } from '../helpers/databases.ts';
 

@@ -8,13 +8,8 @@ import { NextcloudClient } from '../../lib/nextcloud/client.ts';
 import { RateLimiter } from '../../lib/ratelimit/rate-limiter.ts';
 import { DEFAULT_QUEUE_TEMPLATE, RequestQueue, renderQueueMessage, type QueuedRequest } from '../../lib/ratelimit/request-queue.ts';
 import { createApp } from '../../lib/server/app.ts';
-import {
-  DEFAULT_RATE_LIMIT_SETTINGS,
-  RATELIMIT_SETTINGS_KEY,
-  loadRateLimitSettings,
-  rateLimitAdminRoutes,
-  type ProcessQueueResult,
-} from '../../lib/server/routes/ratelimit-admin.ts';
+import { DEFAULT_RATE_LIMIT_SETTINGS, RATELIMIT_SETTINGS_KEY, loadRateLimitSettings } from '../../lib/ratelimit/rate-limit-settings.ts';
+import { rateLimitAdminRoutes, type ProcessQueueResult } from '../../lib/server/routes/ratelimit-admin.ts';
 import { SettingsStore } from '../../lib/storage/settings-store.ts';
 import { FakeNextcloud } from '../fakes/nextcloud/server.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.ts';

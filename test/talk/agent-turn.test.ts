@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { BotAccessPolicy } from '../../lib/bots/bot-access.ts';
 import type { Bot } from '../../lib/bots/bot-store.ts';
 import { queueNotices } from '../../lib/ratelimit/request-queue.ts';
-import { RATELIMIT_SETTINGS_KEY } from '../../lib/server/routes/ratelimit-admin.ts';
+import { RATELIMIT_SETTINGS_KEY } from '../../lib/ratelimit/rate-limit-settings.ts';
 import { readPolicy } from '../../lib/tools/tool-policy.ts';
 import { textResult, type InvocationContext, type ToolDefinition, type ToolProvider } from '../../lib/tools/tool-provider.ts';
 import { startTestMcpServer, text, type TestMcpServer } from '../mcp/mcp-test-server.ts';

@@ -3,7 +3,7 @@ import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import BetterSqlite3 from 'better-sqlite3';
-import { Inbox, type NewInboxEvent } from '../../lib/talk/inbox.ts';
+import { Inbox, type NewInboxEvent } from '../../lib/intake/inbox.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.ts';
 
 const event = (roomToken: string, messageId: string): NewInboxEvent => ({

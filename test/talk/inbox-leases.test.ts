@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { InboxLeases } from '../../lib/talk/inbox-leases.ts';
+import { InboxLeases } from '../../lib/intake/inbox-leases.ts';
 import { LeaderLock } from '../../lib/storage/leader-lock.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 

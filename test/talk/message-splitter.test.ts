@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { TALK_MAX_CHARS, countCodePoints, splitForTalk } from '../../lib/talk/message-splitter.ts';
+import { TALK_MAX_CHARS, countCodePoints, splitForTalk } from '../../lib/replies/message-splitter.ts';
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 const visible = (text: string): string => text.replace(/\s+/g, '');

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ReplyChunker } from '../../lib/talk/reply-chunker.ts';
+import { ReplyChunker } from '../../lib/replies/reply-chunker.ts';
 
 function clock(start = 0): { now: () => number; advance: (ms: number) => void } {
   let time = start;

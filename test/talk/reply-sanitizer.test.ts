@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { LINK_REMOVED, ReplySanitizer } from '../../lib/talk/reply-sanitizer.ts';
+import { LINK_REMOVED, ReplySanitizer } from '../../lib/replies/reply-sanitizer.ts';
 
 const SECRET = 'ZXCVBNMASDFGHJKL';
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { STALE_REPLY } from '../../lib/talk/event-processor.ts';
+import { STALE_REPLY } from '../../lib/pipeline/event-processor.ts';
 import { startTalkScenario, type TalkScenario } from '../helpers/talk-scenario.ts';
 
 describe('events that waited too long', () => {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { THINKING_PLACEHOLDER, ThinkFilter, stripThinking } from '../../lib/talk/think-filter.ts';
+import { THINKING_PLACEHOLDER, ThinkFilter, stripThinking } from '../../lib/llm/think-filter.ts';
 
 function run(deltas: string[]): { text: string; started: number[]; sawThinking: boolean } {
   const filter = new ThinkFilter();

@@ -1,7 +1,7 @@
 // Shared set-up for the first-party tool tests: the fake Nextcloud with alice's and bob's
 // files and calendars, a client, and a provider whose confirmations are recorded.
 import assert from 'node:assert/strict';
-import type { ProposedAction, RequestedConfirmation, StoredAction } from '../../lib/confirmations/confirmation-service.ts';
+import type { ProposedAction, RequestedConfirmation, StoredAction } from '../../lib/tools/confirmable.ts';
 import { NextcloudClient } from '../../lib/nextcloud/client.ts';
 import { issueFromConfirmedTalkAuthor } from '../../lib/nextcloud/identity.ts';
 import { CapabilityProbe } from '../../lib/tools/first-party-capabilities.ts';

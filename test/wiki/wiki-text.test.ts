@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { rankDocuments, tokenize } from '../../lib/wiki/wiki-search.ts';
-import { EXISTING_FILES_HEADING, logEntry, paginate, titleOf, withExistingFiles } from '../../lib/wiki/wiki-text.ts';
+import { EXISTING_FILES_HEADING, logEntry, titleOf, withExistingFiles } from '../../lib/wiki/wiki-text.ts';
+import { paginate } from '../../lib/tools/page-text.ts';
 
 describe('wiki page pagination', () => {
   it('counts characters, not bytes, over multibyte text, and the last chunk has has_more=false', () => {

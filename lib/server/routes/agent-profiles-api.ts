@@ -11,7 +11,7 @@ import type { AdminCheck } from '../../appapi/admin-check.ts';
 import type { Logger } from '../../log/logger.ts';
 import type { SettingsStore } from '../../storage/settings-store.ts';
 import { ResourceScope } from '../../tools/resource-scope.ts';
-import { HttpError } from '../http-error.ts';
+import { HttpError } from '../../errors/http-error.ts';
 import { apiHeaders, csrfGuard, requireAdmin, requireUser } from '../middleware/access.ts';
 import type { RouteSpec } from '../openapi.ts';
 import { requireActingUser } from '../request-auth.ts';

@@ -13,7 +13,7 @@ import { SourceError, type SourceView } from '../../knowledge/source-model.ts';
 import type { Logger } from '../../log/logger.ts';
 import { NextcloudForbiddenError, UnsafeRequestError } from '../../nextcloud/errors.ts';
 import type { ActingUser } from '../../nextcloud/identity.ts';
-import { HttpError } from '../http-error.ts';
+import { HttpError } from '../../errors/http-error.ts';
 import { apiHeaders, csrfGuard, requireAdmin, requireUser } from '../middleware/access.ts';
 import { expressPath, type RouteSpec } from '../openapi.ts';
 import { requireActingUser } from '../request-auth.ts';

@@ -19,7 +19,7 @@ import {
 } from '../../mcp/mcp-server-store.ts';
 import { isPlainObject } from '../../tools/json-schema.ts';
 import { TOOL_NAME_PATTERN } from '../../tools/tool-provider.ts';
-import { HttpError } from '../http-error.ts';
+import { HttpError } from '../../errors/http-error.ts';
 import { apiHeaders, csrfGuard, requireAdmin } from '../middleware/access.ts';
 import type { RouteSpec } from '../openapi.ts';
 import { collectFieldErrors } from '../../validation/field-errors.ts';

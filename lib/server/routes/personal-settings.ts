@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { TOOL_FAMILIES } from '../../appapi/settings-forms.ts';
 import type { ToolFamilyChoice, ToolFamilyPreferences } from '../../appapi/tool-family-preferences.ts';
 import type { Logger } from '../../log/logger.ts';
-import { HttpError } from '../http-error.ts';
+import { HttpError } from '../../errors/http-error.ts';
 import { apiHeaders, csrfGuard, requireUser } from '../middleware/access.ts';
 import type { RouteSpec } from '../openapi.ts';
 import { requireActingUser } from '../request-auth.ts';

@@ -8,7 +8,7 @@ import type { McpServerStore } from '../../mcp/mcp-server-store.ts';
 import { MAX_ASSIGNMENTS_PER_BOT, ToolAssignmentError, type ToolAssignmentStore } from '../../tools/tool-assignments.ts';
 import { TOOL_NAME_PATTERN } from '../../tools/tool-provider.ts';
 import { REASON_PROVIDER_UNAVAILABLE, type RegistryToolMetadata, type ToolAssignment, type ToolRegistry } from '../../tools/tool-registry.ts';
-import { HttpError } from '../http-error.ts';
+import { HttpError } from '../../errors/http-error.ts';
 import { apiHeaders, csrfGuard, requireUser } from '../middleware/access.ts';
 import type { RouteSpec } from '../openapi.ts';
 import type { ToolFamilyGate } from '../../bots/tool-family-gate.ts';

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { AdminCheck } from '../../appapi/admin-check.ts';
 import type { Logger } from '../../log/logger.ts';
 import type { AdminTraceFilters, TraceFilters, TraceStore } from '../../traces/trace-store.ts';
-import { HttpError } from '../http-error.ts';
+import { HttpError } from '../../errors/http-error.ts';
 import { apiHeaders, csrfGuard, requireAdmin, requireUser } from '../middleware/access.ts';
 import type { RouteSpec } from '../openapi.ts';
 import { requireActingUser } from '../request-auth.ts';

@@ -4,7 +4,7 @@
 // the provider asks the user first. Ids are integers (S2); page files come from the server's page
 // data; every call checks the collective against the assignment's scope.
 import { NextcloudError } from '../../nextcloud/errors.ts';
-import { byteLength, MAX_PAGE_BYTES, paginate } from '../../wiki/wiki-text.ts';
+import { byteLength, MAX_PAGE_BYTES, paginate } from '../page-text.ts';
 import { InvalidArgumentError } from '../files/user-paths.ts';
 import { guarded, guardedPrepare, jsonResult, nextcloudMessage, objectSchema, optionalString, type FirstPartyTool, type PreparedAction, type ToolEnv } from '../first-party-tool.ts';
 import { assertCollectiveInScope } from '../resource-scope.ts';

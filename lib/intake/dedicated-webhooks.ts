@@ -3,7 +3,7 @@ import { Router, type RequestHandler } from 'express';
 import { DEDICATED_ROUTE_PATTERN } from '../bots/dedicated-talk-bots.ts';
 import type { Logger } from '../log/logger.ts';
 import { systemOnly } from '../server/middleware/access.ts';
-import type { RoutingIndex } from './routing-index.ts';
+import type { RoutingIndex } from '../talk/routing-index.ts';
 import { talkWebhookRoutes, type WebhookDeps } from './webhook-route.ts';
 
 /**

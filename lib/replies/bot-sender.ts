@@ -3,8 +3,8 @@ import type { NextcloudClient } from '../nextcloud/client.ts';
 import { NextcloudError, NextcloudNetworkError, NextcloudServerError, NextcloudTimeoutError } from '../nextcloud/errors.ts';
 import { postBotReaction } from '../nextcloud/talk-reactions.ts';
 import { postBotMessage, type BotMessageBody } from '../nextcloud/talk.ts';
-import { signBotMessage } from './bot-signature.ts';
-import type { TalkIdentities } from './talk-identities.ts';
+import { signBotMessage } from '../talk/bot-signature.ts';
+import type { TalkIdentities } from '../talk/talk-identities.ts';
 
 export interface BotMessage {
   message: string;

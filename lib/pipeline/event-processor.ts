@@ -8,18 +8,18 @@ import type { QueuedTurnHandler, ReplayOutcome } from '../ratelimit/queue-proces
 import type { QueuedRequest } from '../ratelimit/request-queue.ts';
 import type { OnboardingService } from '../router/onboarding.ts';
 import type { MessageRouter } from '../router/message-router.ts';
-import type { QueuedTurnPayload, TurnRunner } from '../conversation/turn-runner.ts';
-import type { MessageSender } from './bot-sender.ts';
-import type { Inbox, InboxEvent } from './inbox.ts';
-import type { MessageVerifier, VerificationResult } from './message-verifier.ts';
-import type { ParsedMessage } from './message-parser.ts';
-import type { LoggedChunk, ReplyRecord } from './reply-log.ts';
-import { ReplySanitizer } from './reply-sanitizer.ts';
-import { ReplyStream, type ReplyTarget } from './reply-stream.ts';
-import { talkTexts } from './talk-texts.ts';
-import type { RoomFactsSource } from './room-info.ts';
-import type { RoutingIndex } from './routing-index.ts';
-import type { TalkIdentities } from './talk-identities.ts';
+import type { QueuedTurnPayload, TurnRunner } from './turn-runner.ts';
+import type { MessageSender } from '../replies/bot-sender.ts';
+import type { Inbox, InboxEvent } from '../intake/inbox.ts';
+import type { MessageVerifier, VerificationResult } from '../talk/message-verifier.ts';
+import type { ParsedMessage } from '../talk/message-parser.ts';
+import type { LoggedChunk, ReplyRecord } from '../replies/reply-log.ts';
+import { ReplySanitizer } from '../replies/reply-sanitizer.ts';
+import { ReplyStream, type ReplyTarget } from '../replies/reply-stream.ts';
+import { talkTexts } from '../replies/talk-texts.ts';
+import type { RoomFactsSource } from '../talk/room-info.ts';
+import type { RoutingIndex } from '../talk/routing-index.ts';
+import type { TalkIdentities } from '../talk/talk-identities.ts';
 import type { ConfirmationService } from '../confirmations/confirmation-service.ts';
 import { talkLanguageOf, withTalkLanguage, type TalkLanguage } from '../l10n/talk-language.ts';
 import type { UserLanguages } from '../users/user-languages.ts';
@@ -35,7 +35,7 @@ export interface ProcessorOptions {
   referenceSalt: string;
 }
 
-export { STALE_REPLY } from './talk-texts.ts';
+export { STALE_REPLY } from '../replies/talk-texts.ts';
 
 /**
  * One inbox event: confirm it with Talk (S3), claim it as handled, route it,

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { AgentLoop } from '../agent/agent-loop.ts';
 import { forcedSearchPhraseList, type AgentSettings } from '../agent/agent-settings.ts';
-import { TurnTaint } from '../agent/confirmation.ts';
+import { TurnTaint } from '../tools/confirmation-gate.ts';
 import { SerialReplySink, type ReplySink } from '../agent/reply-sink.ts';
 import type { Bot } from '../bots/bot-store.ts';
 import type { ChatClient, ChatMessage, TokenUsage } from '../llm/chat-client.ts';
@@ -12,18 +12,18 @@ import type { ActingUser } from '../nextcloud/identity.ts';
 import { RateGate, RateLimitedError, rateKeyFor, type RateGateOptions, type Refusal } from '../ratelimit/rate-gate.ts';
 import type { RateLevel, RateLimiter } from '../ratelimit/rate-limiter.ts';
 import { humanizeWait, renderQueueMessage, type RequestQueue } from '../ratelimit/request-queue.ts';
-import { stripMention } from '../router/mention-detector.ts';
+import { stripMention } from '../talk/mention-detector.ts';
 import type { OnboardingService } from '../router/onboarding.ts';
 import { renderPersonLabel, type ParsedMessage } from '../talk/message-parser.ts';
 import { createInvocationContext, type ActorKind } from '../tools/tool-provider.ts';
-import { attachTaint } from '../agent/turn-taints.ts';
-import { memoryTaint } from './memory-taint.ts';
+import { attachTaint } from '../tools/turn-taints.ts';
+import { memoryTaint } from '../conversation/memory-taint.ts';
 import type { EffectiveBot } from '../bots/bot-config.ts';
 import type { Loadout, ToolRegistry } from '../tools/tool-registry.ts';
 import type { ToolAssignmentStore } from '../tools/tool-assignments.ts';
 import type { TraceStore } from '../traces/trace-store.ts';
 import { TurnTrace } from '../traces/turn-trace.ts';
-import type { ConversationMemory, MemoryScope } from './memory.ts';
+import type { ConversationMemory, MemoryScope } from '../conversation/memory.ts';
 import { llmErrorText, turnTexts } from './turn-texts.ts';
 
 /** Where a reply goes, kept with a queued turn so it can be answered later. */

@@ -1,6 +1,6 @@
 // The admin's list of hosts that replies may link to besides Nextcloud (S8). Talk fetches every
 // link in a message on the server, so links to other hosts lose their scheme unless listed here.
-import { HttpError } from '../server/http-error.ts';
+import { HttpError } from '../errors/http-error.ts';
 import type { SettingsStore } from '../storage/settings-store.ts';
 
 export const LINK_ALLOW_LIST_KEY = 'talk.link-allow-list';

@@ -2,7 +2,7 @@
 // results, or other people's messages brought back by memory (never the bot's own answers
 // alone). From then on, tools that write or widen visibility need the invoker's confirmation.
 
-import type { ToolPolicy } from '../tools/tool-policy.ts';
+import type { ToolPolicy } from './tool-policy.ts';
 
 export type TaintSource =
   /** A tool's output (MCP, companion, files, search results…). */

@@ -1,6 +1,6 @@
 // Reads a short confirmation reply ("yes 4821", "@tutor ok 4821", "no") from the RAW text (S7):
 // Talk's {mention-user1} placeholders are still in place, so a person named "yes" confirms nothing.
-import { listMentionTokens } from './mention-detector.ts';
+import { listMentionTokens } from '../talk/mention-detector.ts';
 
 export const DEFAULT_AFFIRMATIVES: readonly string[] = [
   'yes', 'yeah', 'yep', 'ok', 'okay', 'confirm', 'confirmed',

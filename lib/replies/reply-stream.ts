@@ -5,7 +5,7 @@ import { ReplyChunker } from './reply-chunker.ts';
 import type { LoggedChunk, ReplyRecord } from './reply-log.ts';
 import type { ReplySanitizer } from './reply-sanitizer.ts';
 import { talkTexts } from './talk-texts.ts';
-import { ThinkFilter } from './think-filter.ts';
+import { ThinkFilter } from '../llm/think-filter.ts';
 
 export interface ReplyTarget {
   inboxId: number;

@@ -1,11 +1,11 @@
 // Where the terminal playground (`make chat`, lib/cli/chat.ts) replaces the Talk ends of the pipeline:
 // a message typed in the terminal instead of one Talk confirmed, printed replies instead of posted ones.
 // Everything between (router, onboarding, turns, tools as the user, confirmations) is the same.
-import type { MessageSender } from './bot-sender.ts';
-import type { Inbox } from './inbox.ts';
-import type { MessageVerifier } from './message-verifier.ts';
-import type { ReplyRecord } from './reply-log.ts';
-import type { RoomFactsSource, RoomInfo } from './room-info.ts';
+import type { MessageSender } from '../replies/bot-sender.ts';
+import type { Inbox } from '../intake/inbox.ts';
+import type { MessageVerifier } from '../talk/message-verifier.ts';
+import type { ReplyRecord } from '../replies/reply-log.ts';
+import type { RoomFactsSource, RoomInfo } from '../talk/room-info.ts';
 
 export interface TalkSeams {
   /** Instead of Talk's confirmation of a delivered message (S3): the terminal's own line. */

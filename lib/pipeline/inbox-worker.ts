@@ -1,8 +1,8 @@
 import type { Logger } from '../log/logger.ts';
 import { NextcloudNetworkError, NextcloudServerError, NextcloudTimeoutError, NextcloudRateLimitError } from '../nextcloud/errors.ts';
-import { BotSendError } from './bot-sender.ts';
+import { BotSendError } from '../replies/bot-sender.ts';
 import type { EventProcessor } from './event-processor.ts';
-import type { HandedRow, Inbox, InboxEvent } from './inbox.ts';
+import type { HandedRow, Inbox, InboxEvent } from '../intake/inbox.ts';
 
 export interface WorkerOptions {
   concurrency: number;

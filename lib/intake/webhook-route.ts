@@ -1,12 +1,12 @@
 import { Router, type Request, type Response } from 'express';
 import type { Logger } from '../log/logger.ts';
-import { findBotMentions } from '../router/mention-detector.ts';
+import { findBotMentions } from '../talk/mention-detector.ts';
 import { parseResetCommand } from '../router/reset-command.ts';
 import { systemOnly } from '../server/middleware/access.ts';
 import type { Inbox, DeliveredEvent, HandedRow } from './inbox.ts';
-import { parseWebhookMessage } from './message-parser.ts';
-import type { RoutingIndex } from './routing-index.ts';
-import { MAX_WEBHOOK_BODY_BYTES, parseTalkWebhook } from './webhook-schema.ts';
+import { parseWebhookMessage } from '../talk/message-parser.ts';
+import type { RoutingIndex } from '../talk/routing-index.ts';
+import { MAX_WEBHOOK_BODY_BYTES, parseTalkWebhook } from '../talk/webhook-schema.ts';
 import { jsonBody } from '../server/json-body.ts';
 
 export interface WebhookDeps {

@@ -1,6 +1,6 @@
 // What the Talk pipeline itself writes into a room, per language (l10n/talk-language.ts).
 import { localized } from '../l10n/talk-language.ts';
-import { THINKING_PLACEHOLDER } from './think-filter.ts';
+import { THINKING_PLACEHOLDER } from '../llm/think-filter.ts';
 
 export const STALE_REPLY = 'Sorry, this took too long to process. Please send your message again if you still need an answer.';
 

@@ -1,5 +1,5 @@
-import { turnOf, type InvocationContext } from '../tools/tool-provider.ts';
-import type { TurnTaint } from './confirmation.ts';
+import { turnOf, type InvocationContext } from './tool-provider.ts';
+import type { TurnTaint } from './confirmation-gate.ts';
 
 /**
  * The taint of the turn an invocation context belongs to, so that providers

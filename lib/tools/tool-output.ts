@@ -1,6 +1,6 @@
 // Tool results as model-facing text, and assistant text as user-facing text.
 
-import { stripThinkBlocks, stripToolCallMarkup } from './tool-markup.ts';
+import { stripThinkBlocks, stripToolCallMarkup } from '../llm/tool-markup.ts';
 
 export const TOOL_OUTPUT_MAX_CHARS = 4000;
 

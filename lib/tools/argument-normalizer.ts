@@ -1,8 +1,8 @@
 // Lossless repair of model-written tool arguments against the tool's schema.
 // Never renames keys or "corrects" values: a wrong argument stays wrong and the tool says so.
 
-import { isPlainObject, schemaProperties, schemaRequired, setOwn } from '../tools/json-schema.ts';
-import type { JsonSchema } from '../tools/json-schema.ts';
+import { isPlainObject, schemaProperties, schemaRequired, setOwn } from './json-schema.ts';
+import type { JsonSchema } from './json-schema.ts';
 
 export type NormalizeResult =
   | { ok: true; args: Record<string, unknown> }
