@@ -4,24 +4,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import type { Database } from '../storage/schema.ts';
+import { parseStringList } from '../storage/json-columns.ts';
 import { ResourceScope, type ResourceScopeInput } from '../tools/resource-scope.ts';
 import type { Vault } from '../vault/vault.ts';
 import type { AgentProfileGrantsTable, AgentProfilesTable } from '../storage/tables/agent-profile-tables.ts';
 
-export interface AgentProfile {
-  id: string;
-  label: string;
-  accountUid: string;
-  scopeDescription: string;
-  toolFamilies: string[];
-  triggerGroups: string[];
-  confirmGroups: string[];
-  enabled: boolean;
-  createdBy: string;
-  createdAt: number;
-  updatedAt: number;
-}
-
+/** What an admin sets on a profile. */
 export interface AgentProfileInput {
   label: string;
   accountUid: string;
@@ -30,6 +18,13 @@ export interface AgentProfileInput {
   triggerGroups: string[];
   confirmGroups: string[];
   enabled: boolean;
+}
+
+export interface AgentProfile extends AgentProfileInput {
+  id: string;
+  createdBy: string;
+  createdAt: number;
+  updatedAt: number;
 }
 
 export interface AgentProfileGrant {
@@ -48,15 +43,6 @@ export interface CredentialInput {
   value?: string;
 }
 
-function list(text: string): string[] {
-  try {
-    const v: unknown = JSON.parse(text);
-    return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
-  } catch {
-    return [];
-  }
-}
-
 function scopeOf(text: string): ResourceScopeInput {
   try {
     return new ResourceScope(JSON.parse(text) as ResourceScopeInput).toJSON();
@@ -72,9 +58,9 @@ function toProfile(r: Selectable<AgentProfilesTable>): AgentProfile {
     label: r.label,
     accountUid: r.account_uid,
     scopeDescription: r.scope_description,
-    toolFamilies: list(r.tool_families),
-    triggerGroups: list(r.trigger_groups),
-    confirmGroups: list(r.confirm_groups),
+    toolFamilies: parseStringList(r.tool_families),
+    triggerGroups: parseStringList(r.trigger_groups),
+    confirmGroups: parseStringList(r.confirm_groups),
     enabled: Number(r.enabled) === 1,
     createdBy: r.created_by,
     createdAt: Number(r.created_at),

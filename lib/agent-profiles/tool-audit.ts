@@ -13,18 +13,11 @@ export const DEFAULT_AUDIT_RETENTION_DAYS = 90;
 const DAY = 24 * 3600_000;
 const MAX_DETAIL = 300;
 
-export interface AuditEntry {
+/** A stored record: the arguments only as their hash (S20). */
+export interface AuditEntry extends Omit<AuditRecord, 'args' | 'detail' | 'traceId'> {
   id: string;
   at: number;
-  mode: 'user' | 'agent';
-  profileId: string | null;
-  invokerUid: string | null;
-  actingUid: string | null;
-  botId: string;
-  roomToken: string | null;
-  tool: string;
   argsHash: string;
-  outcome: AuditOutcome;
   detail: string;
 }
 

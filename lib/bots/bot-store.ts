@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { validateQuestionTree, type QuestionTree } from './question-tree.ts';
 import type { BotsTable, Database } from '../storage/schema.ts';
 import type { ApprovalStatus, TeamMembers, Visibility } from '../storage/tables/governance-tables.ts';
+import { parseStringList } from '../storage/json-columns.ts';
 import { PreparedQuery } from '../storage/prepared-query.ts';
 import { collectFieldErrors } from '../validation/field-errors.ts';
 
@@ -18,7 +19,7 @@ export interface Questionnaire {
   testingNotes: string;
 }
 
-export interface Bot {
+export interface Bot extends BotState {
   id: string;
   ownerUid: string;
   displayName: string;
@@ -37,16 +38,6 @@ export interface Bot {
   knowledgeEnabled: boolean;
   /** Guests and federated users may use it (global bots only, S4). */
   guestsAllowed: boolean;
-  approvalStatus: ApprovalStatus;
-  teamMembers: TeamMembers;
-  approvedVersionId: number | null;
-  pendingVersionId: number | null;
-  submittedAt: number | null;
-  approvedBy: string | null;
-  approvedAt: number | null;
-  rejectionReason: string | null;
-  testerUid: string | null;
-  questionnaire: Questionnaire | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -65,7 +56,8 @@ export interface BotState {
   questionnaire: Questionnaire | null;
 }
 
-const INITIAL_STATE: BotState = {
+/** A new bot's review state, and what a bot returns to when it becomes personal again. */
+export const INITIAL_STATE: Readonly<BotState> = {
   approvalStatus: 'personal',
   teamMembers: 'direct',
   approvedVersionId: null,
@@ -229,15 +221,6 @@ function parseTree(text: string | null): QuestionTree | null {
   }
 }
 
-function parseList(text: string): string[] {
-  try {
-    const value: unknown = JSON.parse(text);
-    return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
-  } catch {
-    return [];
-  }
-}
-
 function parseQuestionnaire(text: string | null): Questionnaire | null {
   if (text === null) return null;
   try {
@@ -283,8 +266,8 @@ function toBot(row: Selectable<BotsTable>): Bot {
     active: Number(row.active) === 1,
     onboardingQuestions: parseTree(row.onboarding_questions),
     visibility: row.visibility,
-    allowedGroups: parseList(row.allowed_groups),
-    allowedTeams: parseList(row.allowed_teams),
+    allowedGroups: parseStringList(row.allowed_groups),
+    allowedTeams: parseStringList(row.allowed_teams),
     knowledgeEnabled: Number(row.knowledge_enabled) === 1,
     guestsAllowed: Number(row.guests_allowed) === 1,
     approvalStatus: row.approval_status,

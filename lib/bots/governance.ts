@@ -10,7 +10,7 @@ import type { ToolAssignment, ToolRegistry } from '../tools/tool-registry.ts';
 import { isPublished } from './bot-access.ts';
 import { BotVersions, configOf, readTools, writeTools, type BotConfig } from './bot-config.ts';
 import { botCreateSchema, botUpdateSchema, questionnaireSchema, type BotCreateBody, type BotUpdateBody } from './bot-schemas.ts';
-import { BotStore, BotValidationError, MENTION_TAKEN, normalizeMention, type Bot, type BotState, type Questionnaire, type TeamMembers, type Visibility } from './bot-store.ts';
+import { BotStore, BotValidationError, INITIAL_STATE, MENTION_TAKEN, normalizeMention, type Bot, type BotState, type Questionnaire, type TeamMembers, type Visibility } from './bot-store.ts';
 import { TEAM_MODERATOR_LEVEL, type Memberships, type MembershipService, type TeamMember } from './memberships.ts';
 import type { ToolFamilyGate } from './tool-family-gate.ts';
 import { collectFieldErrors } from '../validation/field-errors.ts';
@@ -262,14 +262,14 @@ export class Governance {
       await store.update(bot.id, { ...configFields(target), ...(activeChange === undefined ? {} : { active: activeChange }) });
       await writeTools(trx, bot.id, target.tools, now);
       if (bot.pendingVersionId !== null) await trx.deleteFrom('bot_versions').where('id', '=', bot.pendingVersionId).execute();
-      if (narrowingToPersonal) return store.setState(bot.id, CLEARED);
+      if (narrowingToPersonal) return store.setState(bot.id, INITIAL_STATE);
       if (bot.approvalStatus === 'pending' && !live) return store.setState(bot.id, { pendingVersionId: null });
       if (right.allowed) {
         const fresh = await store.get(bot.id);
         const versionId = await versions.insert(bot.id, configOf(fresh ?? bot, target.tools), user.uid);
         return store.setState(bot.id, { approvalStatus: 'approved', approvedVersionId: versionId, pendingVersionId: null, approvedBy: user.uid, approvedAt: now, teamMembers: right.teamMembers, testerUid: null, rejectionReason: null });
       }
-      return store.setState(bot.id, { ...CLEARED, approvalStatus: 'draft' });
+      return store.setState(bot.id, { ...INITIAL_STATE, approvalStatus: 'draft' });
     });
     if (!updated) throw new GovernanceError(404, 'not_found', 'Bot not found');
     await this.#afterScopeChange(before, updated);
@@ -464,16 +464,3 @@ export class Governance {
     }
   }
 }
-
-const CLEARED: Partial<BotState> = {
-  approvalStatus: 'personal',
-  teamMembers: 'direct',
-  approvedVersionId: null,
-  pendingVersionId: null,
-  submittedAt: null,
-  approvedBy: null,
-  approvedAt: null,
-  rejectionReason: null,
-  testerUid: null,
-  questionnaire: null,
-};

@@ -38,20 +38,10 @@ export interface McpServer {
   updatedAt: number;
 }
 
-export interface McpServerPublic {
-  id: string;
-  name: string;
-  url: string;
-  kind: McpServerKind;
-  enabled: boolean;
-  toolPolicies: Record<string, McpToolPolicySetting>;
-  approvedToolsHash: string | null;
+/** What the admin API shows: header names with masks, never a value. */
+export interface McpServerPublic extends Omit<McpServer, 'approvedTools' | 'headerNames'> {
   /** Header name → mask; never the value. */
   headers: Record<string, string>;
-  /** The credential's name only; its value lives with the agent profile. */
-  agentCredential: string | null;
-  createdAt: number;
-  updatedAt: number;
 }
 
 export interface McpServerInput {

@@ -5,7 +5,7 @@ import { Kysely, SqliteDialect } from 'kysely';
 import { CurrentSchemaPostgresDialect } from './scoped-introspector.ts';
 import { withStatementCache } from './statement-cache.ts';
 import pg from 'pg';
-import type { Database } from './schema.ts';
+import type { Database, InboxTable } from './schema.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -26,15 +26,8 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-export interface IntakeRow {
-  room_token: string;
-  message_id: string;
-  actor_id: string;
-  route: string;
-  kind: string;
-  payload: string;
-  received_at: number;
-}
+/** An inbox row as the intake writes it (the id comes from the database). */
+export type IntakeRow = Omit<InboxTable, 'id'>;
 
 export interface IntakeStatements {
   /** The new row's id; null when the same (room, message, actor, route) is already queued. */

@@ -33,13 +33,8 @@ function count(n: number | null | undefined): number {
   return typeof n === 'number' && Number.isFinite(n) && n > 0 ? Math.floor(n) : 0;
 }
 
-export interface PreparedEvent {
-  type: TraceEventType;
-  toolName: string | null;
-  status: string | null;
-  durationMs: number | null;
-  payload: unknown;
-  preview: string | null;
+/** An event as stored, before its sequence number and time are known. */
+export interface PreparedEvent extends Omit<TraceEvent, 'seq' | 'createdAt'> {
   errorSummary: string | null;
   usage: { prompt: number; completion: number; total: number };
   toolCall: boolean;

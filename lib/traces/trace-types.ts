@@ -42,14 +42,8 @@ export type TraceEventInput =
   | { type: 'error'; stage: string; message: string }
   | { type: 'assistant_response'; text: string };
 
-export interface TraceRunMetadata {
+export interface TraceRunMetadata extends Omit<StartRunInput, 'userText' | 'storeToolContent'> {
   id: string;
-  uid: string;
-  botId: string | null;
-  botMention: string;
-  roomToken: string | null;
-  messageId: string | null;
-  source: TraceSource;
   status: TraceStatus;
   storeToolContent: boolean;
   startedAt: number;
