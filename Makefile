@@ -8,7 +8,7 @@ export npm_config_update_notifier := false
 export npm_config_fund := false
 export npm_config_audit := false
 
-.PHONY: run chat test test-nextcloud record-nextcloud33 bench typecheck typecheck-frontend tools deps clean frontend
+.PHONY: run chat test test-nextcloud record-nextcloud33 bench typecheck typecheck-frontend lint format tools deps clean frontend
 
 tools: $(NODE_DIR)/bin/node
 
@@ -49,12 +49,20 @@ typecheck-frontend: deps
 
 frontend: deps $(FRONTEND_MANIFEST)
 
+# ESLint (typescript-eslint) and Prettier's check; `make format` rewrites the tree to Prettier's style.
+lint: deps
+	npm run lint
+
+format: deps
+	npm run format
+
 test: deps
 	@scripts/ensure-radicale.sh
 	@scripts/ensure-chromium.sh
 	npm run build:frontend
 	@export TEST_DATABASE_URL="$${TEST_DATABASE_URL:-$$(scripts/ensure-postgres.sh)}"; \
 	npx tsc -p tsconfig.json --noEmit && \
+	npm run lint && \
 	node --import ./test/helpers/exit-when-done.ts --test --test-concurrency=2 --test-timeout=180000 --test-reporter=spec 'test/**/*.test.ts'
 
 # The real-server suite: a real Nextcloud 33 (AppAPI, Talk, Deck, Collectives) from ../shared/nextcloud,

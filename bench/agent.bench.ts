@@ -107,17 +107,31 @@ async function iterationOverhead(): Promise<void> {
   try {
     const registry = new ToolRegistry({ logger });
     registry.register(inProcess, 'first-party');
-    const loadout = await registry.loadout(ctx, [{ name: 'lookup', config: {} }, { name: 'noop', config: {} }]);
+    const loadout = await registry.loadout(ctx, [
+      { name: 'lookup', config: {} },
+      { name: 'noop', config: {} },
+    ]);
     const traces = new TraceStore(tdb.db);
     const model = new InstantModel();
     const loop = new AgentLoop({ chat: model, logger });
     const turn = async () => {
       model.reset();
-      const trace = await TurnTrace.start(traces, { uid: 'alice', botId: 'bench-bot', botMention: 'bench', roomToken: 'room', messageId: '1', source: 'talk', userText: 'look up everything' });
+      const trace = await TurnTrace.start(traces, {
+        uid: 'alice',
+        botId: 'bench-bot',
+        botMention: 'bench',
+        roomToken: 'room',
+        messageId: '1',
+        source: 'talk',
+        userText: 'look up everything',
+      });
       const started = performance.now();
       const result = await loop.run({
         model: 'primary:instant',
-        messages: [{ role: 'system', content: 'You are a bench bot.' }, { role: 'user', content: 'Alice (alice): look up everything' }],
+        messages: [
+          { role: 'system', content: 'You are a bench bot.' },
+          { role: 'user', content: 'Alice (alice): look up everything' },
+        ],
         loadout,
         ctx,
         sink: new MemorySink(),
@@ -165,7 +179,13 @@ async function inProcessDispatch(): Promise<void> {
 
 async function mcpDispatch(): Promise<void> {
   const server = await startTestMcpServer([
-    { name: 'lookup', description: 'Look something up', inputSchema: { query: z.string() }, annotations: { readOnlyHint: true }, handler: (a) => text(`found ${String(a['query'])}`) },
+    {
+      name: 'lookup',
+      description: 'Look something up',
+      inputSchema: { query: z.string() },
+      annotations: { readOnlyHint: true },
+      handler: (a) => text(`found ${String(a['query'])}`),
+    },
   ]);
   const tdb = await createTestDatabase('sqlite');
   const registry = new ToolRegistry({ logger });

@@ -37,7 +37,11 @@ const app = new ExAppProcess(await freePort(), exAppEnv(nc.url, tdb, { LOG_LEVEL
 try {
   await app.start();
   const call = async (uid: string, method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${app.url}${path}`, { method, headers: { ...appApiHeaders(TEST_SECRET, uid), 'Content-Type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const res = await fetch(`${app.url}${path}`, {
+      method,
+      headers: { ...appApiHeaders(TEST_SECRET, uid), 'Content-Type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     const text = await res.text();
     if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${text}`);
     return JSON.parse(text) as { id?: string; bot?: { id: string } };

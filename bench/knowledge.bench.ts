@@ -105,7 +105,11 @@ function upstreamBench(dir: string, data: Float32Array, n: number, gen: Clustere
   for (let qn = 0; qn < 10; qn++) {
     const q = gen.query();
     const t = performance.now();
-    const rows = db.prepare('select id, chunk_text, embedding from educai_embeddings where bot_id = 1 and embedding_model = ?').all('bench-model') as Array<{ id: number; chunk_text: string; embedding: string }>;
+    const rows = db.prepare('select id, chunk_text, embedding from educai_embeddings where bot_id = 1 and embedding_model = ?').all('bench-model') as Array<{
+      id: number;
+      chunk_text: string;
+      embedding: string;
+    }>;
     const scored: Array<{ id: number; s: number }> = [];
     for (const r of rows) {
       const v = JSON.parse(r.embedding) as number[];
@@ -129,7 +133,10 @@ function upstreamBench(dir: string, data: Float32Array, n: number, gen: Clustere
 }
 
 async function startFake(): Promise<{ url: string; stop(): void }> {
-  const child = spawn(process.execPath, [new URL('../test/fakes/openai/fake-knowledge-process.ts', import.meta.url).pathname], { env: { PATH: process.env.PATH ?? '', DIMENSIONS: String(DIMS) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [new URL('../test/fakes/openai/fake-knowledge-process.ts', import.meta.url).pathname], {
+    env: { PATH: process.env.PATH ?? '', DIMENSIONS: String(DIMS) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const port = await new Promise<number>((resolve, reject) => {
     let buf = '';
     child.stdout.on('data', (d: Buffer) => {

@@ -28,12 +28,14 @@ function spin(seconds: number): { stalledMs: number; maxMs: number } {
 if (isMainThread) {
   const seconds = Number(process.argv[2] ?? 3);
   const results = await Promise.all(
-    Array.from({ length: availableParallelism() }, () =>
-      new Promise<{ stalledMs: number; maxMs: number }>((resolve, reject) => {
-        const worker = new Worker(new URL(import.meta.url), { workerData: seconds });
-        worker.once('message', resolve);
-        worker.once('error', reject);
-      }),
+    Array.from(
+      { length: availableParallelism() },
+      () =>
+        new Promise<{ stalledMs: number; maxMs: number }>((resolve, reject) => {
+          const worker = new Worker(new URL(import.meta.url), { workerData: seconds });
+          worker.once('message', resolve);
+          worker.once('error', reject);
+        }),
     ),
   );
   const stalledMsPerS = results.reduce((sum, r) => sum + r.stalledMs, 0) / results.length / seconds;

@@ -52,14 +52,17 @@ interface Tally {
 async function throughput(workers: number, modelUrl: string, tally: Tally): Promise<number> {
   const nc = await FakeNextcloud.start({ appId: 'educai', appSecret: TEST_SECRET, appVersion: '0.1.0' });
   nc.recordCalls = false;
-  const cluster = await Cluster.create(nc, { rooms: ROOMS, env: { EDUCAI_WORKER_CONCURRENCY: String(CONCURRENCY), } });
+  const cluster = await Cluster.create(nc, { rooms: ROOMS, env: { EDUCAI_WORKER_CONCURRENCY: String(CONCURRENCY) } });
   try {
     await cluster.start('web');
     await cluster.configure(modelUrl);
     for (let i = 0; i < workers; i++) await cluster.start('worker');
-    const send = (n: number) => Promise.all(cluster.rooms.map(async (room, r) => {
-      for (let i = 0; i < n; i++) await cluster.say(room, 'alice', `@tutor question ${r}-${i}`);
-    }));
+    const send = (n: number) =>
+      Promise.all(
+        cluster.rooms.map(async (room, r) => {
+          for (let i = 0; i < n; i++) await cluster.say(room, 'alice', `@tutor question ${r}-${i}`);
+        }),
+      );
     const answered = () => cluster.rooms.reduce((sum, room) => sum + cluster.replies(room).length, 0);
     // Warm-up (every worker is built once Cluster.start returns): connections, JIT.
     await send(1);
@@ -87,10 +90,13 @@ async function throughput(workers: number, modelUrl: string, tally: Tally): Prom
 function post(agent: Agent, url: string, headers: Record<string, string>, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
-    const req = request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers: { ...headers, 'Content-Length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = request(
+      { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', agent, headers: { ...headers, 'Content-Length': Buffer.byteLength(body) } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -102,14 +108,18 @@ async function talkOnPostgres(): Promise<void> {
   nc.recordCalls = false;
   const llm = await FakeOpenAI.start({ models: ['fake-model'], apiKey: LLM_KEY, responder: () => ({ text: ['A short answer.'] }) });
   llm.recordRequests = false;
-  const cluster = await Cluster.create(nc, { rooms: 50, env: { EDUCAI_WORKER_CONCURRENCY: '32', } });
+  const cluster = await Cluster.create(nc, { rooms: 50, env: { EDUCAI_WORKER_CONCURRENCY: '32' } });
   try {
     const app = (await cluster.start('all', { LOG_LEVEL: 'error' })).app;
     await cluster.configure(llm.url);
     // The processing thread is up once the runtime status answers.
-    await fetch(`${app.url}/api/v1/admin/runtime?seconds=5`, { headers: { ...system(), 'AUTHORIZATION-APP-API': Buffer.from(`admin:${TEST_SECRET}`).toString('base64') } });
+    await fetch(`${app.url}/api/v1/admin/runtime?seconds=5`, {
+      headers: { ...system(), 'AUTHORIZATION-APP-API': Buffer.from(`admin:${TEST_SECRET}`).toString('base64') },
+    });
     // Ack load: webhook-load.ts in its own process, as in bench/talk.bench.ts.
-    const bodies = Array.from({ length: ACK_SECONDS * ACK_RATE }, (_, i) => nc.webhookBodyFor(nc.postMessage(cluster.rooms[i % cluster.rooms.length]!, { actorType: 'users', actorId: 'alice' }, `@tutor question ${i}`)));
+    const bodies = Array.from({ length: ACK_SECONDS * ACK_RATE }, (_, i) =>
+      nc.webhookBodyFor(nc.postMessage(cluster.rooms[i % cluster.rooms.length]!, { actorType: 'users', actorId: 'alice' }, `@tutor question ${i}`)),
+    );
     const dir = mkdtempSync(join(tmpdir(), 'educai-load-'));
     const plan = join(dir, 'plan.json');
     const headers = { ...system() };
@@ -121,7 +131,14 @@ async function talkOnPostgres(): Promise<void> {
     await new Promise((resolve) => child.on('exit', resolve));
     rmSync(dir, { recursive: true, force: true });
     const { latencies } = JSON.parse(out) as { latencies: number[] };
-    report('webhook_ack_p99_ms_pg', percentile(latencies.filter((v) => v >= 0), 99), 'ms');
+    report(
+      'webhook_ack_p99_ms_pg',
+      percentile(
+        latencies.filter((v) => v >= 0),
+        99,
+      ),
+      'ms',
+    );
     await waitFor(() => nc.botMessages.length >= bodies.length, 'the ack load answered', 900_000);
     // Turn overhead: one turn at a time, end to end.
     const agent = new Agent({ keepAlive: true });

@@ -53,7 +53,14 @@ function post(agent: Agent, url: string, headers: Record<string, string>, body: 
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     const req = request(
-      { host: u.hostname, port: u.port, path: u.pathname + u.search, method: 'POST', agent, headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+      {
+        host: u.hostname,
+        port: u.port,
+        path: u.pathname + u.search,
+        method: 'POST',
+        agent,
+        headers: { ...headers, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+      },
       (res) => {
         const parts: Buffer[] = [];
         res.on('data', (c: Buffer) => parts.push(c));
@@ -79,17 +86,41 @@ async function setup(roomCount: number, llmUrl: string, concurrency: number): Pr
   const nc = await FakeNextcloud.start({ appId: 'educai', appSecret: TEST_SECRET, appVersion: '0.1.0' });
   nc.recordCalls = false;
   const tdb = await createTestDatabase('sqlite');
-  const bot = await new BotStore(tdb.db).create({ displayName: 'Tutor', mention: 'tutor', systemPrompt: 'Answer briefly.', visibility: 'global' }, 'alice', { approvalStatus: 'approved' });
+  const bot = await new BotStore(tdb.db).create({ displayName: 'Tutor', mention: 'tutor', systemPrompt: 'Answer briefly.', visibility: 'global' }, 'alice', {
+    approvalStatus: 'approved',
+  });
   const rooms: string[] = [];
   const now = Date.now();
   for (let i = 0; i < roomCount; i++) {
-    const token = nc.createRoom({ name: `bench ${i}`, type: 2, participants: [{ actorId: 'alice', participantType: 1 }, { actorId: 'bob', participantType: 3 }] }).token;
+    const token = nc.createRoom({
+      name: `bench ${i}`,
+      type: 2,
+      participants: [
+        { actorId: 'alice', participantType: 1 },
+        { actorId: 'bob', participantType: 3 },
+      ],
+    }).token;
     rooms.push(token);
   }
   for (let i = 0; i < rooms.length; i += 200) {
     await tdb.db
       .insertInto('room_states')
-      .values(rooms.slice(i, i + 200).map((token) => ({ bot_id: bot.id, room_token: token, response_mode: 'mention' as const, onboarding_status: 'completed' as const, current_question_id: null, onboarding_answers: '[]', deferred_message: null, activated_by: 'alice', created_at: now, updated_at: now })))
+      .values(
+        rooms
+          .slice(i, i + 200)
+          .map((token) => ({
+            bot_id: bot.id,
+            room_token: token,
+            response_mode: 'mention' as const,
+            onboarding_status: 'completed' as const,
+            current_question_id: null,
+            onboarding_answers: '[]',
+            deferred_message: null,
+            activated_by: 'alice',
+            created_at: now,
+            updated_at: now,
+          })),
+      )
       .execute();
   }
   await tdb.close();
@@ -158,7 +189,12 @@ async function runBenchScript<T>(script: string, args: string[]): Promise<T> {
 }
 
 /** Runs bench/webhook-load.ts in its own process and returns what it measured. */
-async function runLoadGenerator(plan: { url: string; headers: Record<string, string>; rate: number; bodies: string[] }): Promise<{ latencies: number[]; statuses: string[] }> {
+async function runLoadGenerator(plan: {
+  url: string;
+  headers: Record<string, string>;
+  rate: number;
+  bodies: string[];
+}): Promise<{ latencies: number[]; statuses: string[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'educai-load-'));
   try {
     const file = join(dir, 'plan.json');
@@ -184,7 +220,15 @@ async function ackBenchmark(): Promise<void> {
   try {
     const warmup = ACK_WARMUP_SECONDS * ACK_RATE;
     const total = warmup + ACK_SECONDS * ACK_RATE;
-    const bodies = Array.from({ length: total }, (_, i) => s.nc.webhookBodyFor(s.nc.postMessage(s.rooms[i % s.rooms.length]!, { actorType: 'users', actorId: i % 2 ? 'bob' : 'alice' }, process.env.BENCH_ACK_IGNORED ? `just chatting ${i}` : `@tutor question ${i}`)));
+    const bodies = Array.from({ length: total }, (_, i) =>
+      s.nc.webhookBodyFor(
+        s.nc.postMessage(
+          s.rooms[i % s.rooms.length]!,
+          { actorType: 'users', actorId: i % 2 ? 'bob' : 'alice' },
+          process.env.BENCH_ACK_IGNORED ? `just chatting ${i}` : `@tutor question ${i}`,
+        ),
+      ),
+    );
     const expected = process.env.BENCH_ACK_IGNORED ? 'ignored' : 'accepted';
     const before = await runtimeStatus(s.app, 5);
     const result = await runLoadGenerator({ url: `${s.app.url}/talk_bot`, headers: appHeaders(''), rate: ACK_RATE, bodies });
@@ -243,7 +287,8 @@ async function turnOverhead(): Promise<void> {
     report('turn_overhead_p99_ms', percentile(times, 99), 'ms');
     // One turn at a time: the processing thread's CPU per turn without the contention of the ack load.
     const after = await runtimeStatus(s.app, 5);
-    if (measuredFrom?.processing && after.processing) report('turn_overhead_cpu_ms', (after.processing.cpuMs - measuredFrom.processing.cpuMs) / times.length, 'ms');
+    if (measuredFrom?.processing && after.processing)
+      report('turn_overhead_cpu_ms', (after.processing.cpuMs - measuredFrom.processing.cpuMs) / times.length, 'ms');
     agent.destroy();
   } finally {
     await s.close();
@@ -306,7 +351,9 @@ async function ackFloor(): Promise<void> {
     });
     const room = nc.createRoom({ name: 'floor', type: 2, participants: [{ actorId: 'alice', participantType: 1 }] }).token;
     const warmup = ACK_WARMUP_SECONDS * ACK_RATE;
-    const bodies = Array.from({ length: warmup + ACK_FLOOR_SECONDS * ACK_RATE }, (_, i) => nc.webhookBodyFor(nc.postMessage(room, { actorType: 'users', actorId: 'alice' }, `@tutor question ${i}`)));
+    const bodies = Array.from({ length: warmup + ACK_FLOOR_SECONDS * ACK_RATE }, (_, i) =>
+      nc.webhookBodyFor(nc.postMessage(room, { actorType: 'users', actorId: 'alice' }, `@tutor question ${i}`)),
+    );
     const result = await runLoadGenerator({ url: `http://127.0.0.1:${port}/talk_bot`, headers: appHeaders(''), rate: ACK_RATE, bodies });
     const latencies = result.latencies.slice(warmup).filter((v) => v >= 0);
     report('webhook_ack_floor_p50_ms', percentile(latencies, 50), 'ms');

@@ -57,12 +57,6 @@ export default defineConfig({
     outDir: here,
     emptyOutDir: false,
     sourcemap: false,
-    lib: {
-      entry: join(here, 'src', 'main.ts'),
-      name: 'EducaiMain',
-      formats: ['iife'],
-      fileName: () => 'js/educai-main.js',
-      cssFileName: 'css/educai-style',
-    },
+    lib: { entry: join(here, 'src', 'main.ts'), name: 'EducaiMain', formats: ['iife'], fileName: () => 'js/educai-main.js', cssFileName: 'css/educai-style' },
   },
 });

@@ -225,15 +225,9 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   const now = options.now ?? Date.now;
   let nextcloudRef: NextcloudClient | null = null;
   const forwarder = new NextcloudLogForwarder(() => nextcloudRef);
-  const logger =
-    options.logger ??
-    createLogger({ level: config.logLevel, onWarnOrError: (level, message) => forwarder.forward(level, message) });
+  const logger = options.logger ?? createLogger({ level: config.logLevel, onWarnOrError: (level, message) => forwarder.forward(level, message) });
 
-  const database = openDatabase({
-    databaseUrl: config.databaseUrl,
-    sqlitePath: join(config.persistentStorage, 'educai.sqlite'),
-    pgSchema: options.pgSchema,
-  });
+  const database = openDatabase({ databaseUrl: config.databaseUrl, sqlitePath: join(config.persistentStorage, 'educai.sqlite'), pgSchema: options.pgSchema });
   // Migrations run at start as well as at init, so a restarted container is current before it serves.
   await migrateToLatest(database);
   const db = database.db;
@@ -249,12 +243,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   await vault.primeRedaction();
   const settings = new SettingsStore(db, now);
 
-  const nextcloud = new NextcloudClient({
-    baseUrl: config.nextcloudUrl,
-    appId: config.appId,
-    appVersion: config.appVersion,
-    appSecret: config.appSecret,
-  });
+  const nextcloud = new NextcloudClient({ baseUrl: config.nextcloudUrl, appId: config.appId, appVersion: config.appVersion, appSecret: config.appSecret });
   nextcloudRef = nextcloud;
   // S21: disabled or deleted owners' bots stop; reconciliation reads enabled flags as an admin the app has seen.
   const userStates = new UserStates(db, now);
@@ -291,11 +280,7 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   await mcpProviders.sync();
   // First-party tools and the wiki ask for the user's confirmation themselves (S7); other writes after untrusted content are held back (S6).
   const selfConfirming: SelfConfirmingProvider[] = [];
-  const agent = new AgentLoop({
-    chat,
-    logger,
-    confirm: exemptSelfConfirming(selfConfirming),
-  });
+  const agent = new AgentLoop({ chat, logger, confirm: exemptSelfConfirming(selfConfirming) });
 
   // Talk pipeline: webhook → inbox → worker → router → turn → streamed reply
   const bots = new BotStore(db, now);
@@ -318,7 +303,14 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   // Agent profiles (S13): one resolver decides as whom each tool call runs; every call is audited.
   const agentProfiles = new AgentProfileStore(db, vault, now);
   const toolAudit = new ToolAudit(db, settings, now);
-  const accountCheck = new AccountCheck({ nextcloud, directory: new UserDirectory(nextcloud), states: userStates, adminCheck, delegatedAdminGroups: async () => (await settings.get<string[]>(DELEGATED_ADMIN_GROUPS_KEY)) ?? [], now });
+  const accountCheck = new AccountCheck({
+    nextcloud,
+    directory: new UserDirectory(nextcloud),
+    states: userStates,
+    adminCheck,
+    delegatedAdminGroups: async () => (await settings.get<string[]>(DELEGATED_ADMIN_GROUPS_KEY)) ?? [],
+    now,
+  });
   const executionResolver = new ExecutionResolver({
     profiles: agentProfiles,
     accounts: accountCheck,
@@ -330,14 +322,29 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     now,
   });
   registry.useExecutionGate(executionResolver);
-  const profileAssignments = new AgentProfileAssignments({ profiles: agentProfiles, bots, familyOf: (tool) => registry.metadata()[tool]?.family ?? null, providerOf: (tool) => registry.metadata()[tool]?.provider ?? null });
+  const profileAssignments = new AgentProfileAssignments({
+    profiles: agentProfiles,
+    bots,
+    familyOf: (tool) => registry.metadata()[tool]?.family ?? null,
+    providerOf: (tool) => registry.metadata()[tool]?.provider ?? null,
+  });
   // Tool servers with an agentCredential get the profile's credential per agent-mode call (S20).
   mcpProviders.useAgentProfiles({ credentials: agentProfiles, execution: executionResolver });
   toolAssignments.useHooks(profileAssignments.hooks());
   // The owner's personal choice of first-party tool families (issue 7), read through AppAPI preferences.
   const toolFamilyPreferences = new ToolFamilyPreferences(nextcloud, logger);
   const familyGate = toolFamilyGate({ registry, enabledFamilies: (owner) => toolFamilyPreferences.enabled(owner) });
-  const governance = new Governance({ db, memberships, models: catalog, tools: registryToolGate(registry), toolFamilies: familyGate, agentProfiles: profileAssignments, dedicated, logger, now });
+  const governance = new Governance({
+    db,
+    memberships,
+    models: catalog,
+    tools: registryToolGate(registry),
+    toolFamilies: familyGate,
+    agentProfiles: profileAssignments,
+    dedicated,
+    logger,
+    now,
+  });
   const access = options.botAccess ?? new GovernanceAccessPolicy({ memberships, logger, ownerStatus: (uid) => userStates.statusOf(uid) });
   const resolver = new BotConfigResolver(db);
   // Knowledge: vectors in their own SQLite file (or PostgreSQL), URLs and providers through the egress module (S18).
@@ -381,10 +388,29 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   toolAssignments.useHooks(wiki.assignmentHooks);
   governance.useAssignmentHooks(wiki.assignmentHooks);
   const roomUploads = new RoomUploads({ rooms: knowledge.rooms, assignments: toolAssignments, logger });
-  const deletion = new BotDeletion({ db, queue: requestQueue, traces, dedicated, logger, owners: [{ name: 'knowledge', removeBot: (id) => knowledge.forgetBot(id) }, { name: 'wiki', removeBot: (id) => wiki.forgetBot(id) }, { name: 'agent-profiles', removeBot: (id) => agentProfiles.removeBot(id) }],
+  const deletion = new BotDeletion({
+    db,
+    queue: requestQueue,
+    traces,
+    dedicated,
+    logger,
+    owners: [
+      { name: 'knowledge', removeBot: (id) => knowledge.forgetBot(id) },
+      { name: 'wiki', removeBot: (id) => wiki.forgetBot(id) },
+      { name: 'agent-profiles', removeBot: (id) => agentProfiles.removeBot(id) },
+    ],
     // Users whose requests wait in the rate-limit queue get a final message in Talk (the processor posts it).
-    tell: (request, text) => processor.tell(request, text) });
-  const router = new MessageRouter({ bots, access, onboarding, memory, rooms, resolver: options.talk?.reviewMode ? asReviewer(resolver) : resolver, roomData: roomUploads });
+    tell: (request, text) => processor.tell(request, text),
+  });
+  const router = new MessageRouter({
+    bots,
+    access,
+    onboarding,
+    memory,
+    rooms,
+    resolver: options.talk?.reviewMode ? asReviewer(resolver) : resolver,
+    roomData: roomUploads,
+  });
   const turns = new TurnRunner({
     chat,
     settings: llmSettings,
@@ -443,8 +469,13 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     logger,
     languageOf: async (uid) => talkLanguageOf(await reactionLanguages.of(issueForStoredPrincipal(uid))),
     post: async ({ botId, roomToken }, text) =>
-      sender.send(await identities.replyRoute(roomToken, botId, SHARED_ROUTE), roomToken, { message: text, replyTo: null, referenceId: randomBytes(32).toString('hex') }),
-    react: async ({ botId, roomToken }, messageId, emoji) => sender.react(await identities.replyRoute(roomToken, botId, SHARED_ROUTE), roomToken, messageId, emoji),
+      sender.send(await identities.replyRoute(roomToken, botId, SHARED_ROUTE), roomToken, {
+        message: text,
+        replyTo: null,
+        referenceId: randomBytes(32).toString('hex'),
+      }),
+    react: async ({ botId, roomToken }, messageId, emoji) =>
+      sender.react(await identities.replyRoute(roomToken, botId, SHARED_ROUTE), roomToken, messageId, emoji),
   });
   const firstParty = new FirstPartyToolProvider({
     nextcloud,
@@ -532,13 +563,21 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     notify: (row) => {
       if (thread) thread.notify(row);
       // The thread's worker has started by the time it is ready; rows meanwhile need not wait for its poll.
-      else if (threadReady) void threadReady.then((t) => t.notify(row), () => undefined);
+      else if (threadReady)
+        void threadReady.then(
+          (t) => t.notify(row),
+          () => undefined,
+        );
       else if (remoteWorkers) void scaleOutLink?.announce('inbox').catch((err: unknown) => logger.debug({ err }, 'could not wake the workers'));
       else worker.notify(row);
     },
     reactionSeen: (roomToken, messageId) => {
       if (thread) thread.reactionSeen(roomToken, messageId);
-      else if (threadReady) void threadReady.then((t) => t.reactionSeen(roomToken, messageId), () => undefined);
+      else if (threadReady)
+        void threadReady.then(
+          (t) => t.reactionSeen(roomToken, messageId),
+          () => undefined,
+        );
       // A web process has no watcher; the workers' own bounded reads find the reaction.
       else if (!remoteWorkers) reactionWatcher.hint(roomToken, messageId);
     },
@@ -550,7 +589,13 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
       await scaleOutLink?.announce('settings');
     },
     runtime: async (seconds) => (threadReady ? (await threadReady).runtime(seconds) : metrics.snapshot(seconds)),
-    wikiFileEvent: () => (threadReady ? void threadReady.then((t) => t.wikiFileEvent(), () => undefined) : wiki.scanner.fileEvent()),
+    wikiFileEvent: () =>
+      threadReady
+        ? void threadReady.then(
+            (t) => t.wikiFileEvent(),
+            () => undefined,
+          )
+        : wiki.scanner.fileEvent(),
   };
   // After an admin or owner changes configuration, the processing side reloads it.
   const propagateChanges = Router();
@@ -572,13 +617,29 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
     logger,
     routers: [
       lifecycleRoutes({ init, enabled, logger }),
-      talkWebhookRoutes([SHARED_ROUTE], { inbox, index, logger, notify: (row) => processing.notify(row), onReaction: (room, id) => processing.reactionSeen(room, id), observe: (ms) => metrics.recordWebhook(ms), alsoRelevant: (room, actor, rawText) =>
+      talkWebhookRoutes([SHARED_ROUTE], {
+        inbox,
+        index,
+        logger,
+        notify: (row) => processing.notify(row),
+        onReaction: (room, id) => processing.reactionSeen(room, id),
+        observe: (ms) => metrics.recordWebhook(ms),
+        alsoRelevant: (room, actor, rawText) =>
           // The processing thread records pending confirmations; a reply that looks like one is kept either way.
-          confirmations.mightConcern(room, actor, rawText) || parseConfirmationReply(rawText, { affirmatives: DEFAULT_AFFIRMATIVES, negatives: DEFAULT_NEGATIVES }) !== null,
+          confirmations.mightConcern(room, actor, rawText) ||
+          parseConfirmationReply(rawText, { affirmatives: DEFAULT_AFFIRMATIVES, negatives: DEFAULT_NEGATIVES }) !== null,
       }),
       // The bots' own Talk identities (`/talk_bot_<bot id>`): the same intake, seeing only their bot (S14).
-      dedicatedWebhookRoutes({ inbox, index, logger, notify: (row) => processing.notify(row), onReaction: (room, id) => processing.reactionSeen(room, id), observe: (ms) => metrics.recordWebhook(ms), alsoRelevant: (room, actor, rawText) =>
-          confirmations.mightConcern(room, actor, rawText) || parseConfirmationReply(rawText, { affirmatives: DEFAULT_AFFIRMATIVES, negatives: DEFAULT_NEGATIVES }) !== null,
+      dedicatedWebhookRoutes({
+        inbox,
+        index,
+        logger,
+        notify: (row) => processing.notify(row),
+        onReaction: (room, id) => processing.reactionSeen(room, id),
+        observe: (ms) => metrics.recordWebhook(ms),
+        alsoRelevant: (room, actor, rawText) =>
+          confirmations.mightConcern(room, actor, rawText) ||
+          parseConfirmationReply(rawText, { affirmatives: DEFAULT_AFFIRMATIVES, negatives: DEFAULT_NEGATIVES }) !== null,
       }),
       wikiFileEventRoutes({ onFileEvent: () => processing.wikiFileEvent(), logger }),
       propagateChanges,
@@ -587,7 +648,15 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
       adminSettingsRoutes({ llmSettings, catalog, adminCheck, logger }),
       mcpAdminRoutes({ store: mcpServers, manager: mcpProviders, adminCheck, logger, fetch: providerEgress }),
       adminPolicyRoutes({ settings, egress: egressSettings, links: linkAllowList, adminCheck, logger, onChange: settingsChangedHere }),
-      toolsApiRoutes({ registry, assignments: toolAssignments, bots, adminCheck, logger, mcp: { store: mcpServers, manager: mcpProviders }, toolFamilies: { gate: familyGate, enabled: (u) => toolFamilyPreferences.enabled(u) } }),
+      toolsApiRoutes({
+        registry,
+        assignments: toolAssignments,
+        bots,
+        adminCheck,
+        logger,
+        mcp: { store: mcpServers, manager: mcpProviders },
+        toolFamilies: { gate: familyGate, enabled: (u) => toolFamilyPreferences.enabled(u) },
+      }),
       rateLimitAdminRoutes({ settings, limiter: rateLimiter, queue: requestQueue, processQueueNow: () => processing.processQueueNow(), adminCheck, logger }),
       tracesApiRoutes({ traces, adminCheck, logger }),
       agentProfilesApiRoutes({ profiles: agentProfiles, accounts: accountCheck, audit: toolAudit, settings, bots, adminCheck, logger }),
@@ -622,8 +691,16 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   const checkpointer = runsWorker && database.files ? await Checkpointer.start(database.files, { logger }) : null;
   // Scale-out: configuration changes, routing changes and inbox wake-ups between the processes (storage/notifier.ts).
   if (scaleOut) {
-    scaleOutLink = await startScaleOut({ db, databaseUrl: config.databaseUrl!, ...(options.pgSchema ? { pgSchema: options.pgSchema } : {}), origin, logger,
-      reload: settingsChangedHere, refreshIndex: () => index.refresh(), wake: runsWorker ? () => worker.notify() : null });
+    scaleOutLink = await startScaleOut({
+      db,
+      databaseUrl: config.databaseUrl!,
+      ...(options.pgSchema ? { pgSchema: options.pgSchema } : {}),
+      origin,
+      logger,
+      reload: settingsChangedHere,
+      refreshIndex: () => index.refresh(),
+      wake: runsWorker ? () => worker.notify() : null,
+    });
   }
   if (runsWorker) await worker.start();
   if (runsWorker) reactionWatcher.wake();
@@ -670,9 +747,22 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
   // Each timer on one process at a time (processing/housekeeping.ts); the routing index refresh is every process's own.
   const housekeeping = startHousekeeping(
     [
-      { name: 'knowledge-maintenance', everyMs: 6 * 3600_000, here: () => runsWorker, run: () => knowledge.maintenance(), failure: 'knowledge maintenance failed' },
+      {
+        name: 'knowledge-maintenance',
+        everyMs: 6 * 3600_000,
+        here: () => runsWorker,
+        run: () => knowledge.maintenance(),
+        failure: 'knowledge maintenance failed',
+      },
       // Daily; the first run waits until start-up traffic has settled.
-      { name: 'user-reconciliation', everyMs: RECONCILE_INTERVAL_MS, firstAfterMs: 10 * 60_000, here: () => runsWorker, run: () => reconciler.run(), failure: 'user reconciliation failed' },
+      {
+        name: 'user-reconciliation',
+        everyMs: RECONCILE_INTERVAL_MS,
+        firstAfterMs: 10 * 60_000,
+        here: () => runsWorker,
+        run: () => reconciler.run(),
+        failure: 'user reconciliation failed',
+      },
       {
         name: 'retention',
         everyMs: 3600_000,
@@ -690,8 +780,24 @@ export async function buildApplication(config: AppConfig, options: BuildOptions 
       },
       { name: 'tool-audit', everyMs: DAY, here: () => runsWorker, run: () => toolAudit.prune(), failure: 'tool audit retention failed' },
       // Values saved in Nextcloud's admin settings form, picked up within a minute (HTTP side only).
-      { name: 'admin-form-sync', everyMs: 60_000, here: () => role !== 'processing' && enabled.enabled, run: () => adminFormSync.reconcile(), failure: 'admin settings form not reconciled' },
-      ...(scaleOut ? [{ name: 'wiki-scan', everyMs: options.wiki?.scanIntervalMs ?? DEFAULT_SCAN_INTERVAL_MS, here: () => runsWorker, run: () => wiki.scanner.scanOnce(), failure: 'wiki scan failed' }] : []),
+      {
+        name: 'admin-form-sync',
+        everyMs: 60_000,
+        here: () => role !== 'processing' && enabled.enabled,
+        run: () => adminFormSync.reconcile(),
+        failure: 'admin settings form not reconciled',
+      },
+      ...(scaleOut
+        ? [
+            {
+              name: 'wiki-scan',
+              everyMs: options.wiki?.scanIntervalMs ?? DEFAULT_SCAN_INTERVAL_MS,
+              here: () => runsWorker,
+              run: () => wiki.scanner.scanOnce(),
+              failure: 'wiki scan failed',
+            },
+          ]
+        : []),
     ],
     leader,
     logger,

@@ -53,7 +53,11 @@ export function profilesFor(profiles: readonly AgentProfileOption[], tool: Pick<
 }
 
 /** Whether a tool's execution fields are worth showing: always for first-party ones, for a tool server only when a profile covers it or one is chosen. */
-export function showsExecution(tool: Pick<CatalogueTool, 'provider' | 'family'>, profiles: readonly AgentProfileOption[], config: Record<string, unknown>): boolean {
+export function showsExecution(
+  tool: Pick<CatalogueTool, 'provider' | 'family'>,
+  profiles: readonly AgentProfileOption[],
+  config: Record<string, unknown>,
+): boolean {
   const fields = executionFieldsOf(tool);
   if (fields === 'policy') return true;
   return fields === 'run-as' && (config['agentProfile'] !== undefined || profilesFor(profiles, tool).length > 0);

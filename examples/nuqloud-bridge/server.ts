@@ -221,7 +221,14 @@ function toolSpecs(state: BridgeState): ToolSpec[] {
         const uid = asUser(ctx);
         const r = resource(args['resourceId']);
         const id = `pub-${state.publications.length + 1}`;
-        state.publications.push({ id, resourceId: r.id, title: String(args['title']), body: String(args['body'] ?? ''), publishedBy: uid, roomToken: ctx.roomToken });
+        state.publications.push({
+          id,
+          resourceId: r.id,
+          title: String(args['title']),
+          body: String(args['body'] ?? ''),
+          publishedBy: uid,
+          roomToken: ctx.roomToken,
+        });
         return text(`Published "${String(args['title'])}" to ${r.title} (${id}).`);
       },
     },
@@ -333,7 +340,8 @@ function fileConfig(path: string): () => BridgeConfig | null {
       stamp = mtime;
       try {
         const parsed = JSON.parse(readFileSync(path, 'utf8')) as Partial<BridgeConfig>;
-        cached = typeof parsed.contextKey === 'string' && typeof parsed.audience === 'string' ? { contextKey: parsed.contextKey, audience: parsed.audience } : null;
+        cached =
+          typeof parsed.contextKey === 'string' && typeof parsed.audience === 'string' ? { contextKey: parsed.contextKey, audience: parsed.audience } : null;
       } catch {
         cached = null;
       }
@@ -425,7 +433,13 @@ export async function startBridge(options: BridgeOptions = {}): Promise<RunningB
     for (const spec of specs) {
       const registered = server.registerTool(
         spec.name,
-        { title: spec.title, description: descriptions.get(spec.name) ?? spec.description, inputSchema: spec.inputSchema, annotations: spec.annotations, _meta: spec.meta },
+        {
+          title: spec.title,
+          description: descriptions.get(spec.name) ?? spec.description,
+          inputSchema: spec.inputSchema,
+          annotations: spec.annotations,
+          _meta: spec.meta,
+        },
         async (args: Record<string, unknown>, extra: { _meta?: Record<string, unknown> }) => call(spec, args ?? {}, extra._meta),
       );
       tools.set(spec.name, registered);

@@ -80,7 +80,9 @@ export class AccountCheck {
     const hit = this.#cache.get(account.uid);
     if (hit && hit.until > now) return hit.problem;
     const problem = await this.#check(account).catch((err: unknown) =>
-      err instanceof NextcloudAuthError || err instanceof NextcloudNotFoundError ? `the account ${account.uid} does not exist any more` : `the account ${account.uid} could not be checked`,
+      err instanceof NextcloudAuthError || err instanceof NextcloudNotFoundError
+        ? `the account ${account.uid} does not exist any more`
+        : `the account ${account.uid} could not be checked`,
     );
     this.#cache.set(account.uid, { problem, until: now + this.#ttlMs });
     if (this.#cache.size > 1000) this.#cache.clear();

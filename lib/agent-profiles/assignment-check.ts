@@ -40,7 +40,9 @@ export class AgentProfileAssignments {
         fields[key] = `The agent profile "${profile.label}" does not cover this tool`;
         continue;
       }
-      const grants = (await this.#d.profiles.grantsFor(profile.id, { id: bot.id ?? '', ownerUid: bot.ownerUid })).filter((g) => g.botId === null || g.botId === bot.id);
+      const grants = (await this.#d.profiles.grantsFor(profile.id, { id: bot.id ?? '', ownerUid: bot.ownerUid })).filter(
+        (g) => g.botId === null || g.botId === bot.id,
+      );
       if (grants.length === 0) {
         fields[key] = `The agent profile "${profile.label}" is not granted to this bot or its owner`;
         continue;
@@ -53,7 +55,8 @@ export class AgentProfileAssignments {
         continue;
       }
       if (!grants.some((g) => new ResourceScope(g.maxScope).covers(scope))) {
-        fields[`tools.${t.name}.scope`] = 'Must lie inside the scope an administrator approved for this agent profile (choose its folders, calendars, boards or collectives, or a part of them)';
+        fields[`tools.${t.name}.scope`] =
+          'Must lie inside the scope an administrator approved for this agent profile (choose its folders, calendars, boards or collectives, or a part of them)';
       }
     }
     return fields;

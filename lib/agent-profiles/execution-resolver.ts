@@ -7,7 +7,13 @@ import type { Logger } from '../log/logger.ts';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import { issueForAgentProfile, type ActingUser } from '../nextcloud/identity.ts';
 import { getUserGroups } from '../nextcloud/users.ts';
-import { CONFIRMATION_POLICIES, DEFAULT_CONFIRMATION_POLICY, ResourceScope, type ConfirmationPolicy, type ResourceScopeInput } from '../tools/resource-scope.ts';
+import {
+  CONFIRMATION_POLICIES,
+  DEFAULT_CONFIRMATION_POLICY,
+  ResourceScope,
+  type ConfirmationPolicy,
+  type ResourceScopeInput,
+} from '../tools/resource-scope.ts';
 import type { ToolExecutionGate, ExecutionResolution, ExecutionCall, ExecutionAuditCall } from '../tools/tool-registry.ts';
 import { deriveInvocationContext, turnOf, type ExecutionInfo, type InvocationContext } from '../tools/tool-provider.ts';
 import type { AccountCheck } from './account-check.ts';
@@ -46,7 +52,9 @@ export function storedExecution(e: ExecutionInfo): StoredExecution {
 }
 
 function policyOf(value: unknown): ConfirmationPolicy {
-  return typeof value === 'string' && (CONFIRMATION_POLICIES as readonly string[]).includes(value) ? (value as ConfirmationPolicy) : DEFAULT_CONFIRMATION_POLICY;
+  return typeof value === 'string' && (CONFIRMATION_POLICIES as readonly string[]).includes(value)
+    ? (value as ConfirmationPolicy)
+    : DEFAULT_CONFIRMATION_POLICY;
 }
 
 export class ExecutionResolver implements ToolExecutionGate {
@@ -70,7 +78,10 @@ export class ExecutionResolver implements ToolExecutionGate {
     const profileId = typeof call.config['agentProfile'] === 'string' ? call.config['agentProfile'] : null;
     if (profileId === null) {
       if (ctx.user === null) return { ok: true, ctx };
-      return { ok: true, ctx: deriveInvocationContext(ctx, { user: ctx.user, execution: { mode: 'user', profileId: null, scope: assignmentScope, confirmation } }) };
+      return {
+        ok: true,
+        ctx: deriveInvocationContext(ctx, { user: ctx.user, execution: { mode: 'user', profileId: null, scope: assignmentScope, confirmation } }),
+      };
     }
     const refuse = (message: string): ExecutionResolution => ({ ok: false, message, mode: 'agent', profileId });
     // S10: a reviewer's test never acts as a service account.
@@ -114,7 +125,8 @@ export class ExecutionResolver implements ToolExecutionGate {
     const bot = await this.#d.bots.get(action.botId);
     const grant = bot ? pickGrant(await this.#d.profiles.grantsFor(profileId, bot), scope) : null;
     if (!grant) return { ok: false, message: 'this bot is no longer allowed to use its agent profile' };
-    if (!(await this.#inGroups(confirmer, profile.confirmGroups))) return { ok: false, message: `${confirmer.uid} is not in a group that may confirm this agent profile's actions` };
+    if (!(await this.#inGroups(confirmer, profile.confirmGroups)))
+      return { ok: false, message: `${confirmer.uid} is not in a group that may confirm this agent profile's actions` };
     const account = issueForAgentProfile(profile.accountUid);
     const problem = await this.#d.accounts.atUse(account);
     if (problem) return { ok: false, message: `the agent profile cannot be used: ${problem}` };

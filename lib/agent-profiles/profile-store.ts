@@ -69,7 +69,15 @@ function toProfile(r: Selectable<AgentProfilesTable>): AgentProfile {
 }
 
 function toGrant(r: Selectable<AgentProfileGrantsTable>): AgentProfileGrant {
-  return { id: r.id, profileId: r.profile_id, botId: r.bot_id, ownerUid: r.owner_uid, maxScope: scopeOf(r.max_scope), approvedBy: r.approved_by, createdAt: Number(r.created_at) };
+  return {
+    id: r.id,
+    profileId: r.profile_id,
+    botId: r.bot_id,
+    ownerUid: r.owner_uid,
+    maxScope: scopeOf(r.max_scope),
+    approvedBy: r.approved_by,
+    createdAt: Number(r.created_at),
+  };
 }
 
 function vaultName(profileId: string, name: string): string {
@@ -183,7 +191,12 @@ export class AgentProfileStore {
    * value is registered with the log redactor when it is decrypted; never return it from `fn`.
    */
   async withProfileCredential<T>(profileId: string, name: string, fn: (value: string) => Promise<T>): Promise<T> {
-    const row = await this.#db.selectFrom('agent_profile_credentials').select('vault_name').where('profile_id', '=', profileId).where('name', '=', name).executeTakeFirst();
+    const row = await this.#db
+      .selectFrom('agent_profile_credentials')
+      .select('vault_name')
+      .where('profile_id', '=', profileId)
+      .where('name', '=', name)
+      .executeTakeFirst();
     if (!row) throw new CredentialMissingError(`the agent profile has no credential "${name}"`);
     const value = await this.#vault.get(row.vault_name);
     if (value === null) throw new CredentialMissingError(`the agent profile's credential "${name}" is missing from the vault`);
@@ -193,7 +206,13 @@ export class AgentProfileStore {
   // --- grants ---
 
   async grants(profileId: string): Promise<AgentProfileGrant[]> {
-    const rows = await this.#db.selectFrom('agent_profile_grants').selectAll().where('profile_id', '=', profileId).orderBy('created_at').orderBy('id').execute();
+    const rows = await this.#db
+      .selectFrom('agent_profile_grants')
+      .selectAll()
+      .where('profile_id', '=', profileId)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
     return rows.map(toGrant);
   }
 

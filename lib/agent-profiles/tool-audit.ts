@@ -95,7 +95,10 @@ export class ToolAudit {
     if (f.from !== undefined) q = q.where('at', '>=', f.from);
     if (f.to !== undefined) q = q.where('at', '<=', f.to);
     if (f.before !== undefined && /^\d{1,15}$/.test(f.before)) q = q.where('id', '<', Number(f.before));
-    const rows = await q.orderBy('id', 'desc').limit(limit + 1).execute();
+    const rows = await q
+      .orderBy('id', 'desc')
+      .limit(limit + 1)
+      .execute();
     const page = rows.slice(0, limit);
     const entries = page.map((r) => ({
       id: String(r.id),

@@ -17,9 +17,38 @@ export interface AgentSettings {
 
 /** Defaults for English, German, French, Spanish, Italian and Dutch; admins add or replace languages. */
 export const DEFAULT_FORCED_SEARCH_PHRASES: Readonly<Record<string, readonly string[]>> = Object.freeze({
-  en: ['search the web', 'search online', 'web search', 'search the internet', 'look it up online', 'use the web', 'google it', 'latest news', 'use a tool', 'tool call'],
-  de: ['websuche', 'suche im web', 'suche im internet', 'such im internet', 'im internet suchen', 'recherchiere', 'internet recherchieren', 'nutze das tool', 'aktuelle nachrichten'],
-  fr: ['recherche sur le web', 'cherche sur le web', 'recherche sur internet', 'cherche sur internet', 'recherche en ligne', "utilise l'outil", 'dernières nouvelles'],
+  en: [
+    'search the web',
+    'search online',
+    'web search',
+    'search the internet',
+    'look it up online',
+    'use the web',
+    'google it',
+    'latest news',
+    'use a tool',
+    'tool call',
+  ],
+  de: [
+    'websuche',
+    'suche im web',
+    'suche im internet',
+    'such im internet',
+    'im internet suchen',
+    'recherchiere',
+    'internet recherchieren',
+    'nutze das tool',
+    'aktuelle nachrichten',
+  ],
+  fr: [
+    'recherche sur le web',
+    'cherche sur le web',
+    'recherche sur internet',
+    'cherche sur internet',
+    'recherche en ligne',
+    "utilise l'outil",
+    'dernières nouvelles',
+  ],
   es: ['busca en internet', 'busca en la web', 'buscar en internet', 'búsqueda web', 'busca en línea', 'usa la herramienta', 'últimas noticias'],
   it: ['cerca sul web', 'cerca su internet', 'cerca online', 'ricerca online', 'ricerca sul web', 'usa lo strumento', 'ultime notizie'],
   nl: ['zoek op internet', 'zoek online', 'zoek op het web', 'zoeken op internet', 'gebruik de tool', 'laatste nieuws'],
@@ -44,7 +73,10 @@ export const agentSettingsSchema = z
       .min(1, 'At least 1')
       .max(MAX_TOOL_ITERATIONS, `At most ${MAX_TOOL_ITERATIONS}`),
     forcedSearchPhrases: z
-      .record(z.string().regex(/^[a-z]{2,3}(-[a-z0-9]{2,8})?$/, 'Use a language code such as "en" or "pt-br"'), z.array(phrase).max(200, 'At most 200 phrases per language'))
+      .record(
+        z.string().regex(/^[a-z]{2,3}(-[a-z0-9]{2,8})?$/, 'Use a language code such as "en" or "pt-br"'),
+        z.array(phrase).max(200, 'At most 200 phrases per language'),
+      )
       .refine((r) => Object.keys(r).length <= 50, 'At most 50 languages')
       .transform((r) => Object.fromEntries(Object.entries(r).map(([lang, list]) => [lang, [...new Set(list)]]))),
   })
@@ -69,11 +101,14 @@ export async function loadAgentSettings(store: SettingsStore): Promise<AgentSett
   const stored = await store.get<Record<string, unknown>>(AGENT_SETTINGS_KEY);
   const merged = { ...structuredClone(AGENT_DEFAULTS), ...(stored && typeof stored === 'object' && !Array.isArray(stored) ? stored : {}) };
   const parsed = parseAgentSettings(merged);
-  return parsed.ok ? parsed.settings : structuredClone(AGENT_DEFAULTS) as AgentSettings;
+  return parsed.ok ? parsed.settings : (structuredClone(AGENT_DEFAULTS) as AgentSettings);
 }
 
 /** Validates and stores a patch (top-level fields replace); returns the new settings or the field errors. */
-export async function saveAgentSettings(store: SettingsStore, patch: unknown): Promise<{ ok: true; settings: AgentSettings } | { ok: false; errors: Record<string, string> }> {
+export async function saveAgentSettings(
+  store: SettingsStore,
+  patch: unknown,
+): Promise<{ ok: true; settings: AgentSettings } | { ok: false; errors: Record<string, string> }> {
   if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return { ok: false, errors: { input: 'Must be a JSON object' } };
   const current = await loadAgentSettings(store);
   const parsed = parseAgentSettings({ ...current, ...patch });

@@ -61,12 +61,7 @@ function normalizeValue(value: unknown, depth: number, seen: WeakSet<object>): u
       const child: unknown = (value as Record<string, unknown>)[key];
       if (child === undefined || typeof child === 'function' || typeof child === 'symbol') continue;
       // defineProperty keeps a "__proto__" key an ordinary key.
-      Object.defineProperty(sorted, key, {
-        value: normalizeValue(child, depth + 1, seen),
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
+      Object.defineProperty(sorted, key, { value: normalizeValue(child, depth + 1, seen), enumerable: true, writable: true, configurable: true });
     }
     out = sorted;
   }

@@ -4,7 +4,16 @@
 import { coerceValue } from '../tools/argument-normalizer.ts';
 import { isPlainObject, schemaProperties, schemaRequired, setOwn } from '../tools/json-schema.ts';
 import type { JsonSchema } from '../tools/json-schema.ts';
-import { type Span, STRAY_CLOSE_RE, decodeXmlEntities, parseJson, removeSpans, balancedJsonEnd, stripThinkBlocks, findMarkupBlocks } from '../llm/tool-markup.ts';
+import {
+  type Span,
+  STRAY_CLOSE_RE,
+  decodeXmlEntities,
+  parseJson,
+  removeSpans,
+  balancedJsonEnd,
+  stripThinkBlocks,
+  findMarkupBlocks,
+} from '../llm/tool-markup.ts';
 
 export interface TextToolSpec {
   name: string;

@@ -45,11 +45,7 @@ function hasProperty(tool: ToolDefinition, name: string, type?: string): boolean
 }
 
 function attachmentTool(tools: ReadonlyArray<ToolDefinition>, exact: string, kind: string, words: RegExp): ToolDefinition | null {
-  return (
-    tools.find((t) => t.name === exact) ??
-    tools.find((t) => t.policy.kind === kind && words.test(`${t.name} ${t.description}`)) ??
-    null
-  );
+  return tools.find((t) => t.name === exact) ?? tools.find((t) => t.policy.kind === kind && words.test(`${t.name} ${t.description}`)) ?? null;
 }
 
 function attachmentPlan(reason: 'voice' | 'image', tool: ToolDefinition, attachmentName: string): ToolChoicePlan {

@@ -3,9 +3,7 @@ import { issueFromVerifiedHeader, type ActingUser } from '../nextcloud/identity.
 
 export type AuthFailure = 'missing-headers' | 'wrong-app-id' | 'empty-version' | 'malformed' | 'wrong-secret';
 
-export type AuthResult =
-  | { ok: true; uid: string; user: ActingUser | null }
-  | { ok: false; reason: AuthFailure };
+export type AuthResult = { ok: true; uid: string; user: ActingUser | null } | { ok: false; reason: AuthFailure };
 
 type HeaderBag = Record<string, string | string[] | undefined>;
 

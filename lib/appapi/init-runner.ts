@@ -75,7 +75,7 @@ export class InitRunner {
           await step.run((fraction) => report(base + span * Math.min(1, Math.max(0, fraction))));
         } catch (err) {
           const reason = err instanceof Error ? err.message : String(err);
-          throw new Error(`${step.name}: ${reason}`);
+          throw new Error(`${step.name}: ${reason}`, { cause: err });
         }
         await report(base + span);
       }

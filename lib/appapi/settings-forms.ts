@@ -41,15 +41,20 @@ const field = z
   .strict()
   .superRefine((f, ctx) => {
     if (WITH_OPTIONS.has(f.type) && f.options === undefined) ctx.addIssue({ code: 'custom', path: ['options'], message: `a ${f.type} field needs options` });
-    if (!WITH_OPTIONS.has(f.type) && f.options !== undefined) ctx.addIssue({ code: 'custom', path: ['options'], message: `a ${f.type} field takes no options` });
+    if (!WITH_OPTIONS.has(f.type) && f.options !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['options'], message: `a ${f.type} field takes no options` });
     const d = f.default;
     if (d === undefined) return;
     const ok =
-      f.type === 'number' ? typeof d === 'number'
-      : f.type === 'checkbox' ? typeof d === 'boolean'
-      : f.type === 'multi-checkbox' ? typeof d === 'object' && !Array.isArray(d)
-      : f.type === 'multi-select' ? Array.isArray(d)
-      : typeof d === 'string';
+      f.type === 'number'
+        ? typeof d === 'number'
+        : f.type === 'checkbox'
+          ? typeof d === 'boolean'
+          : f.type === 'multi-checkbox'
+            ? typeof d === 'object' && !Array.isArray(d)
+            : f.type === 'multi-select'
+              ? Array.isArray(d)
+              : typeof d === 'string';
     if (!ok) ctx.addIssue({ code: 'custom', path: ['default'], message: `the default does not suit a ${f.type} field` });
   });
 
@@ -87,7 +92,9 @@ export function assertValidForm(form: unknown): asserts form is DeclarativeForm 
   if (result.success) return;
   const issue = result.error.issues[0];
   const id = typeof form === 'object' && form !== null && 'id' in form ? String((form as { id: unknown }).id).slice(0, 64) : '?';
-  throw new InvalidSettingsFormError(`settings form ${id} would break Nextcloud's settings pages: ${issue ? `${issue.path.join('.') || 'form'}: ${issue.message}` : 'invalid'}`);
+  throw new InvalidSettingsFormError(
+    `settings form ${id} would break Nextcloud's settings pages: ${issue ? `${issue.path.join('.') || 'form'}: ${issue.message}` : 'invalid'}`,
+  );
 }
 
 /** Where the full administration page lives: the embedded top-menu page with its hash view. */
@@ -102,12 +109,32 @@ export function adminForm(nextcloudUrl: string): DeclarativeForm {
     section_type: 'admin',
     section_id: 'ai',
     title: 'Talk AI',
-    description: 'The essentials of Talk AI. Endpoints, keys, tool servers and every other setting are on the full administration page (the documentation link of this section).',
+    description:
+      'The essentials of Talk AI. Endpoints, keys, tool servers and every other setting are on the full administration page (the documentation link of this section).',
     doc_url: adminPageUrl(nextcloudUrl),
     fields: [
-      { id: ADMIN_FIELDS.defaultModel, title: 'Default model', description: 'The model bots use unless they choose one, e.g. gpt-4o-mini or secondary:llama3 (empty: the endpoint\u2019s first model)', type: 'text', default: '', placeholder: 'gpt-4o-mini' },
-      { id: ADMIN_FIELDS.userRequestsPerHour, title: 'Requests per user and hour', description: 'Chat requests each user may make per hour while rate limits are on (0: no per-user limit)', type: 'number', default: 0 },
-      { id: ADMIN_FIELDS.memoryTokens, title: 'Conversation memory (tokens)', description: 'How much of a conversation a bot remembers (1000 to 1000000)', type: 'number', default: 8000 },
+      {
+        id: ADMIN_FIELDS.defaultModel,
+        title: 'Default model',
+        description: 'The model bots use unless they choose one, e.g. gpt-4o-mini or secondary:llama3 (empty: the endpoint\u2019s first model)',
+        type: 'text',
+        default: '',
+        placeholder: 'gpt-4o-mini',
+      },
+      {
+        id: ADMIN_FIELDS.userRequestsPerHour,
+        title: 'Requests per user and hour',
+        description: 'Chat requests each user may make per hour while rate limits are on (0: no per-user limit)',
+        type: 'number',
+        default: 0,
+      },
+      {
+        id: ADMIN_FIELDS.memoryTokens,
+        title: 'Conversation memory (tokens)',
+        description: 'How much of a conversation a bot remembers (1000 to 1000000)',
+        type: 'number',
+        default: 8000,
+      },
     ],
   };
 }

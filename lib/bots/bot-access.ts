@@ -128,7 +128,9 @@ export class GovernanceAccessPolicy implements BotAccessPolicy {
     if (bot.visibility === 'teams') {
       // A team published by its moderator serves its direct members only (S9).
       const teams = memberships.teams.filter((t) => bot.allowedTeams.includes(t.id) && (bot.teamMembers === 'all' || t.direct));
-      return teams.length > 0 ? { allowed: true, reason: 'team', names: teams.map((t) => t.displayName), userTools: true } : { allowed: false, reason: 'no-access' };
+      return teams.length > 0
+        ? { allowed: true, reason: 'team', names: teams.map((t) => t.displayName), userTools: true }
+        : { allowed: false, reason: 'no-access' };
     }
     return { allowed: false, reason: 'no-access' };
   }

@@ -110,7 +110,13 @@ export class BotVersions {
 
 /** Tool assignments read inside the caller's transaction (ToolAssignmentStore opens its own). */
 export async function readTools(db: Kysely<Database>, botId: string): Promise<ToolAssignment[]> {
-  const rows = await withToolTables(db).selectFrom('bot_tools').select(['tool_name', 'config']).where('bot_id', '=', botId).orderBy('position').orderBy('tool_name').execute();
+  const rows = await withToolTables(db)
+    .selectFrom('bot_tools')
+    .select(['tool_name', 'config'])
+    .where('bot_id', '=', botId)
+    .orderBy('position')
+    .orderBy('tool_name')
+    .execute();
   return rows.map((r) => {
     let config: Record<string, unknown> = {};
     try {

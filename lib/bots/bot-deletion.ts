@@ -90,7 +90,10 @@ export class BotDeletion {
       try {
         await this.#deps.tell?.({ ...request, route: request.route === own ? SHARED_ROUTE : request.route }, () => botDeletedText(mention));
       } catch (err) {
-        this.#deps.logger.warn({ err, request: request.id, roomToken: request.roomToken }, 'could not tell a user that the bot of their queued request was deleted');
+        this.#deps.logger.warn(
+          { err, request: request.id, roomToken: request.roomToken },
+          'could not tell a user that the bot of their queued request was deleted',
+        );
       }
     }
   }

@@ -12,7 +12,11 @@ export function asObject(input: unknown, fields: Record<string, string>): Record
 }
 
 /** Each field on its own, so that one bad field does not hide the problems of the others. */
-export function parseFields<S extends z.ZodRawShape>(shape: S, raw: Record<string, unknown>, fields: Record<string, string>): { [K in keyof S]?: z.output<S[K]> } {
+export function parseFields<S extends z.ZodRawShape>(
+  shape: S,
+  raw: Record<string, unknown>,
+  fields: Record<string, string>,
+): { [K in keyof S]?: z.output<S[K]> } {
   const out: Record<string, unknown> = {};
   for (const [key, schema] of Object.entries(shape)) {
     const result = (schema as z.ZodType).safeParse(raw[key]);

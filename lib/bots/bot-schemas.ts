@@ -45,7 +45,13 @@ const toolsInput = z.array(toolAssignmentSchema, { error: 'Must be a list of too
 
 const F = BOT_FIELD_SCHEMAS;
 const mentionInput = F.mention.describe('Letters, digits, "_" and "-" (1 to 100), case-insensitive, with or without a leading "@"; fixed after creation');
-DOCUMENTED_AS.set(mentionInput, z.string().regex(/^@?[A-Za-z0-9_-]{1,100}$/).describe('Fixed after creation; Talk keywords such as "all" are reserved'));
+DOCUMENTED_AS.set(
+  mentionInput,
+  z
+    .string()
+    .regex(/^@?[A-Za-z0-9_-]{1,100}$/)
+    .describe('Fixed after creation; Talk keywords such as "all" are reserved'),
+);
 
 const editable = {
   displayName: F.displayName,
@@ -64,7 +70,11 @@ const editable = {
 };
 
 export const botCreateSchema = z.object({ ...editable, mention: mentionInput });
-export const botUpdateSchema = z.object({ ...editable, displayName: F.displayName.optional(), mention: z.string().optional().describe('Only the current mention is accepted') });
+export const botUpdateSchema = z.object({
+  ...editable,
+  displayName: F.displayName.optional(),
+  mention: z.string().optional().describe('Only the current mention is accepted'),
+});
 
 export type BotCreateBody = z.output<typeof botCreateSchema>;
 export type BotUpdateBody = z.output<typeof botUpdateSchema>;
@@ -156,11 +166,7 @@ export const botAnswer = z.object({ bot: botOut });
 export const botListAnswer = z.object({ bots: z.array(botOut) });
 export const deleteAnswer = z.object({ success: z.literal(true), queuedRequestsDropped: z.number(), tracesAnonymised: z.number() });
 
-export const approvalItemOut = botOut.extend({
-  reviewTarget: botConfigOut,
-  isUpdate: z.boolean(),
-  canApprove: z.literal(true),
-});
+export const approvalItemOut = botOut.extend({ reviewTarget: botConfigOut, isUpdate: z.boolean(), canApprove: z.literal(true) });
 export const approvalsAnswer = z.object({ bots: z.array(approvalItemOut) });
 
 export const permissionsAnswer = z.object({
@@ -185,7 +191,9 @@ export const catalogItemOut = z.object({
   access: z.object({ type: z.enum(['owner', 'tester', 'global', 'group', 'team']), names: z.array(z.string()) }),
   toolCount: z.number(),
   tools: z.array(z.string()),
-  runsAs: z.array(z.object({ tool: z.string(), profileLabel: z.string() })).describe("Tools that act as an enabled agent profile's service account (the profile's label only)"),
+  runsAs: z
+    .array(z.object({ tool: z.string(), profileLabel: z.string() }))
+    .describe("Tools that act as an enabled agent profile's service account (the profile's label only)"),
   knowledgeEnabled: z.boolean(),
   knowledgeSourceCount: z.number(),
   hasOnboarding: z.boolean(),
@@ -225,9 +233,5 @@ export const speakAnswer = z.object({
 export const talkIdentityAnswer = z.object({ talkIdentity: z.object({ route: z.string(), name: z.string() }).nullable() });
 
 export const errorAnswer = z.object({
-  error: z.object({
-    code: z.string(),
-    message: z.string(),
-    details: z.object({ fields: z.record(z.string(), z.string()).optional() }).optional(),
-  }),
+  error: z.object({ code: z.string(), message: z.string(), details: z.object({ fields: z.record(z.string(), z.string()).optional() }).optional() }),
 });

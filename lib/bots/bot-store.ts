@@ -95,7 +95,11 @@ export class BotValidationError extends Error {
   readonly fields: Record<string, string>;
 
   constructor(fields: Record<string, string>) {
-    super(`Invalid bot: ${Object.entries(fields).map(([k, v]) => `${k}: ${v}`).join('; ')}`);
+    super(
+      `Invalid bot: ${Object.entries(fields)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('; ')}`,
+    );
     this.fields = fields;
   }
 }
@@ -104,9 +108,32 @@ export const MENTION_PATTERN = /^[a-z0-9_-]{1,100}$/;
 export const MENTION_TAKEN = 'This mention is already used by another bot';
 /** Words Talk gives a meaning of its own after '@' (or that read like one); a bot cannot take them. */
 export const RESERVED_MENTIONS: ReadonlySet<string> = new Set([
-  'all', 'here', 'everyone', 'everybody', 'channel', 'room', 'call', 'user', 'users', 'guest', 'guests',
-  'group', 'groups', 'team', 'teams', 'circle', 'circles', 'email', 'emails', 'federated_user', 'federated_users',
-  'bot', 'bots', 'system', 'deleted_users', 'talk_bot',
+  'all',
+  'here',
+  'everyone',
+  'everybody',
+  'channel',
+  'room',
+  'call',
+  'user',
+  'users',
+  'guest',
+  'guests',
+  'group',
+  'groups',
+  'team',
+  'teams',
+  'circle',
+  'circles',
+  'email',
+  'emails',
+  'federated_user',
+  'federated_users',
+  'bot',
+  'bots',
+  'system',
+  'deleted_users',
+  'talk_bot',
 ]);
 export const MENTION_RESERVED = 'This word is reserved by Talk; choose another mention';
 /** Team (circle) ids are 31 random letters and digits (S2). */
@@ -122,15 +149,16 @@ export function normalizeMention(mention: string): string {
 
 /** One schema per stored field; the API composes its request bodies from them. */
 export const BOT_FIELD_SCHEMAS = {
-  displayName: z
-    .string({ error: 'Must be a text' })
-    .trim()
-    .min(1, 'Enter a name')
-    .max(200, 'At most 200 characters'),
+  displayName: z.string({ error: 'Must be a text' }).trim().min(1, 'Enter a name').max(200, 'At most 200 characters'),
   mention: z
     .string({ error: 'Must be a text' })
     .transform(normalizeMention)
-    .pipe(z.string().regex(MENTION_PATTERN, 'Use 1 to 100 letters, digits, "_" or "-"').refine((m) => !RESERVED_MENTIONS.has(m), MENTION_RESERVED)),
+    .pipe(
+      z
+        .string()
+        .regex(MENTION_PATTERN, 'Use 1 to 100 letters, digits, "_" or "-"')
+        .refine((m) => !RESERVED_MENTIONS.has(m), MENTION_RESERVED),
+    ),
   description: z.string({ error: 'Must be a text' }).max(2000, 'At most 2000 characters'),
   systemPrompt: z.string({ error: 'Must be a text' }).max(20000, 'At most 20000 characters'),
   model: z
@@ -373,13 +401,7 @@ export class BotStore {
   }
 
   async listByOwner(uid: string): Promise<Bot[]> {
-    const rows = await this.#db
-      .selectFrom('bots')
-      .selectAll()
-      .where('owner_uid', '=', uid)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
+    const rows = await this.#db.selectFrom('bots').selectAll().where('owner_uid', '=', uid).orderBy('created_at').orderBy('id').execute();
     return rows.map(toBot);
   }
 

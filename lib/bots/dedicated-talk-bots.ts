@@ -43,7 +43,11 @@ export class DedicatedTalkBotService implements DedicatedTalkBots {
     // A name the admin gave must fit; the display name is only a default, so it is shortened to fit.
     const talkName = name !== undefined ? name.trim() : truncateUtf8(bot.displayName.trim(), MAX_TALK_BOT_NAME).trim();
     if (talkName === '' || Buffer.byteLength(talkName) > MAX_TALK_BOT_NAME) {
-      throw new GovernanceError(400, 'bad_name', `A Talk bot name has 1 to ${MAX_TALK_BOT_NAME} bytes (Talk counts UTF-8 bytes: ä or é take 2, most CJK characters 3)`);
+      throw new GovernanceError(
+        400,
+        'bad_name',
+        `A Talk bot name has 1 to ${MAX_TALK_BOT_NAME} bytes (Talk counts UTF-8 bytes: ä or é take 2, most CJK characters 3)`,
+      );
     }
     const route = dedicatedRoute(bot.id);
     await this.#identities.register(route, talkName, dedicatedDescription(bot), bot.id);

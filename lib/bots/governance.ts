@@ -10,7 +10,18 @@ import type { ToolAssignment, ToolRegistry } from '../tools/tool-registry.ts';
 import { isPublished } from './bot-access.ts';
 import { BotVersions, configOf, readTools, writeTools, type BotConfig } from './bot-config.ts';
 import { botCreateSchema, botUpdateSchema, questionnaireSchema, type BotCreateBody, type BotUpdateBody } from './bot-schemas.ts';
-import { BotStore, BotValidationError, INITIAL_STATE, MENTION_TAKEN, normalizeMention, type Bot, type BotState, type Questionnaire, type TeamMembers, type Visibility } from './bot-store.ts';
+import {
+  BotStore,
+  BotValidationError,
+  INITIAL_STATE,
+  MENTION_TAKEN,
+  normalizeMention,
+  type Bot,
+  type BotState,
+  type Questionnaire,
+  type TeamMembers,
+  type Visibility,
+} from './bot-store.ts';
 import { TEAM_MODERATOR_LEVEL, type Memberships, type MembershipService, type TeamMember } from './memberships.ts';
 import type { ToolFamilyGate } from './tool-family-gate.ts';
 import { collectFieldErrors } from '../validation/field-errors.ts';
@@ -139,7 +150,12 @@ export class Governance {
 
   /** Dedicated Talk bots of bots (S14). */
   async dedicatedIdentities(): Promise<Array<{ botId: string; route: string; name: string }>> {
-    const rows = await this.#db.selectFrom('talk_identities').select(['bot_id', 'route', 'talk_name']).where('bot_id', 'is not', null).orderBy('route').execute();
+    const rows = await this.#db
+      .selectFrom('talk_identities')
+      .select(['bot_id', 'route', 'talk_name'])
+      .where('bot_id', 'is not', null)
+      .orderBy('route')
+      .execute();
     return rows.map((r) => ({ botId: r.bot_id ?? '', route: r.route, name: r.talk_name }));
   }
 
@@ -187,13 +203,24 @@ export class Governance {
     const tools = given.tools !== undefined ? this.#checkTools(given.tools, fields) : [];
     if (this.#toolFamilies && tools.length > 0) Object.assign(fields, await this.#toolFamilies.problems(user.uid, tools));
     if (this.#agentProfiles && tools.length > 0) Object.assign(fields, await this.#agentProfiles.problems({ id: null, ownerUid: user.uid }, tools));
-    this.#checkScope({ visibility: given.visibility ?? 'personal', allowedGroups: given.allowedGroups ?? [], allowedTeams: given.allowedTeams ?? [], guestsAllowed: given.guestsAllowed ?? false }, m, true, fields);
+    this.#checkScope(
+      {
+        visibility: given.visibility ?? 'personal',
+        allowedGroups: given.allowedGroups ?? [],
+        allowedTeams: given.allowedTeams ?? [],
+        guestsAllowed: given.guestsAllowed ?? false,
+      },
+      m,
+      true,
+      fields,
+    );
     if (Object.keys(fields).length > 0) throw new BotValidationError(fields);
     const body = given as BotCreateBody;
 
     const scope = scopeOf({ visibility: body.visibility ?? 'personal', allowedGroups: body.allowedGroups ?? [], allowedTeams: body.allowedTeams ?? [] });
     const right = await this.#publishRight(user, m, scope, tools);
-    const state: Partial<BotState> = scope.visibility === 'personal' ? { approvalStatus: 'personal' } : right.allowed ? { approvalStatus: 'approved' } : { approvalStatus: 'draft' };
+    const state: Partial<BotState> =
+      scope.visibility === 'personal' ? { approvalStatus: 'personal' } : right.allowed ? { approvalStatus: 'approved' } : { approvalStatus: 'draft' };
     const now = this.#now();
     const bot = await this.#db.transaction().execute(async (trx) => {
       const store = new BotStore(trx, this.#now);
@@ -201,10 +228,14 @@ export class Governance {
       await writeTools(trx, created.id, tools, now);
       if (state.approvalStatus !== 'approved') return created;
       const versionId = await new BotVersions(trx, this.#now).insert(created.id, configOf(created, tools), user.uid);
-      return (await store.setState(created.id, { approvedVersionId: versionId, approvedBy: user.uid, approvedAt: now, teamMembers: right.teamMembers })) ?? created;
+      return (
+        (await store.setState(created.id, { approvedVersionId: versionId, approvedBy: user.uid, approvedAt: now, teamMembers: right.teamMembers })) ?? created
+      );
     });
     // The bot's id exists only now: the hooks run after the save, and a refusal is left to the first use (which checks again).
-    await this.#prepareTools(bot.id, tools, bot).catch((err: unknown) => this.#logger.warn({ err, botId: bot.id }, 'tools of a new bot not prepared; they are on first use'));
+    await this.#prepareTools(bot.id, tools, bot).catch((err: unknown) =>
+      this.#logger.warn({ err, botId: bot.id }, 'tools of a new bot not prepared; they are on first use'),
+    );
     this.#logger.info({ botId: bot.id, owner: user.uid, visibility: bot.visibility, status: bot.approvalStatus }, 'bot created');
     return bot;
   }
@@ -224,9 +255,16 @@ export class Governance {
     const tools = body.tools !== undefined ? this.#checkTools(body.tools, fields) : working.tools;
     if (this.#toolFamilies && body.tools !== undefined) {
       const had = new Set(working.tools.map((t) => t.name));
-      Object.assign(fields, await this.#toolFamilies.problems(bot.ownerUid, tools.filter((t) => !had.has(t.name))));
+      Object.assign(
+        fields,
+        await this.#toolFamilies.problems(
+          bot.ownerUid,
+          tools.filter((t) => !had.has(t.name)),
+        ),
+      );
     }
-    if (this.#agentProfiles && body.tools !== undefined) Object.assign(fields, await this.#agentProfiles.problems({ id: bot.id, ownerUid: bot.ownerUid }, tools));
+    if (this.#agentProfiles && body.tools !== undefined)
+      Object.assign(fields, await this.#agentProfiles.problems({ id: bot.id, ownerUid: bot.ownerUid }, tools));
     const target = mergeConfig(working, body, tools, tree);
     const widensToGlobal = target.visibility === 'global' && bot.visibility !== 'global';
     this.#checkScope(target, m, widensToGlobal, fields);
@@ -255,7 +293,8 @@ export class Governance {
       const versions = new BotVersions(trx, this.#now);
       if (toPending) {
         const versionId = await versions.insert(bot.id, target, user.uid);
-        if (bot.pendingVersionId !== null && bot.pendingVersionId !== bot.approvedVersionId) await trx.deleteFrom('bot_versions').where('id', '=', bot.pendingVersionId).execute();
+        if (bot.pendingVersionId !== null && bot.pendingVersionId !== bot.approvedVersionId)
+          await trx.deleteFrom('bot_versions').where('id', '=', bot.pendingVersionId).execute();
         await store.update(bot.id, activeChange === undefined ? {} : { active: activeChange });
         return store.setState(bot.id, { approvalStatus: 'pending', pendingVersionId: versionId });
       }
@@ -267,7 +306,16 @@ export class Governance {
       if (right.allowed) {
         const fresh = await store.get(bot.id);
         const versionId = await versions.insert(bot.id, configOf(fresh ?? bot, target.tools), user.uid);
-        return store.setState(bot.id, { approvalStatus: 'approved', approvedVersionId: versionId, pendingVersionId: null, approvedBy: user.uid, approvedAt: now, teamMembers: right.teamMembers, testerUid: null, rejectionReason: null });
+        return store.setState(bot.id, {
+          approvalStatus: 'approved',
+          approvedVersionId: versionId,
+          pendingVersionId: null,
+          approvedBy: user.uid,
+          approvedAt: now,
+          teamMembers: right.teamMembers,
+          testerUid: null,
+          rejectionReason: null,
+        });
       }
       return store.setState(bot.id, { ...INITIAL_STATE, approvalStatus: 'draft' });
     });
@@ -288,10 +336,17 @@ export class Governance {
       collectFieldErrors(parsed.error.issues, fields);
       throw new BotValidationError(fields);
     }
-    if (bot.approvalStatus === 'personal') throw new GovernanceError(409, 'not_shared', 'A personal bot needs no review: choose groups, teams or everyone first');
+    if (bot.approvalStatus === 'personal')
+      throw new GovernanceError(409, 'not_shared', 'A personal bot needs no review: choose groups, teams or everyone first');
     if (bot.approvalStatus === 'approved') throw new GovernanceError(409, 'already_approved', 'This bot is approved; edit it to submit changes');
     const questionnaire: Questionnaire = parsed.data;
-    const updated = await this.#bots.setState(bot.id, { approvalStatus: 'pending', submittedAt: this.#now(), questionnaire, rejectionReason: null, testerUid: null });
+    const updated = await this.#bots.setState(bot.id, {
+      approvalStatus: 'pending',
+      submittedAt: this.#now(),
+      questionnaire,
+      rejectionReason: null,
+      testerUid: null,
+    });
     return updated ?? bot;
   }
 
@@ -322,7 +377,16 @@ export class Governance {
       } else {
         versionId = await new BotVersions(trx, this.#now).insert(bot.id, target, bot.ownerUid);
       }
-      return store.setState(bot.id, { approvalStatus: 'approved', approvedVersionId: versionId, pendingVersionId: null, approvedBy: user.uid, approvedAt: now, teamMembers, testerUid: null, rejectionReason: null });
+      return store.setState(bot.id, {
+        approvalStatus: 'approved',
+        approvedVersionId: versionId,
+        pendingVersionId: null,
+        approvedBy: user.uid,
+        approvedAt: now,
+        teamMembers,
+        testerUid: null,
+        rejectionReason: null,
+      });
     });
     if (!approved) throw new GovernanceError(404, 'not_found', 'Bot not found');
     await this.#afterScopeChange(bot, approved);
@@ -362,7 +426,9 @@ export class Governance {
     return out;
   }
 
-  async permissions(user: ActingUser): Promise<{
+  async permissions(
+    user: ActingUser,
+  ): Promise<{
     isAdmin: boolean;
     isGroupAdmin: boolean;
     isTeamAdmin: boolean;
@@ -443,7 +509,12 @@ export class Governance {
     }
   }
 
-  #checkScope(c: { visibility: Visibility; allowedGroups: string[]; allowedTeams: string[]; guestsAllowed: boolean }, m: Memberships, checkGlobal: boolean, fields: Record<string, string>): void {
+  #checkScope(
+    c: { visibility: Visibility; allowedGroups: string[]; allowedTeams: string[]; guestsAllowed: boolean },
+    m: Memberships,
+    checkGlobal: boolean,
+    fields: Record<string, string>,
+  ): void {
     if (c.visibility === 'groups' && c.allowedGroups.length === 0) fields.allowedGroups ??= 'Choose at least one group';
     if (c.visibility === 'teams' && c.allowedTeams.length === 0) fields.allowedTeams ??= 'Choose at least one team';
     if (c.visibility === 'global' && checkGlobal && !m.isAdmin) fields.visibility ??= 'Only administrators can make a bot available to everyone';

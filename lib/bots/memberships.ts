@@ -66,11 +66,7 @@ export class MembershipService {
     const hit = this.#cache.get(user.uid);
     if (hit && hit.until > now) return hit.value;
     const session = this.#nextcloud.as(user);
-    const [groupsData, me, teams] = await Promise.all([
-      getUserGroups(session, user.uid),
-      getCurrentUser(session),
-      this.#readTeams(user),
-    ]);
+    const [groupsData, me, teams] = await Promise.all([getUserGroups(session, user.uid), getCurrentUser(session), this.#readTeams(user)]);
     const groups = strings(groupsData?.groups);
     const value: Memberships = {
       uid: user.uid,
@@ -149,4 +145,3 @@ function classifyMember(m: CirclesMember): TeamMember {
   if (type === USER_TYPE_CIRCLE && Number(m.basedOn?.source) === SOURCE_GROUP && typeof m.userId === 'string') return { kind: 'group', id: m.userId, level };
   return { kind: 'other', id: String(m.userId ?? m.id ?? ''), level };
 }
-

@@ -28,11 +28,7 @@ const ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 const ID_MESSAGE = 'Use 1 to 64 letters, digits, "_" or "-"';
 
 const idSchema = z.string({ error: 'Must be a text' }).regex(ID_PATTERN, ID_MESSAGE);
-const textSchema = z
-  .string({ error: 'Must be a text' })
-  .trim()
-  .min(1, 'Must not be empty')
-  .max(MAX_TEXT_LENGTH, `At most ${MAX_TEXT_LENGTH} characters`);
+const textSchema = z.string({ error: 'Must be a text' }).trim().min(1, 'Must not be empty').max(MAX_TEXT_LENGTH, `At most ${MAX_TEXT_LENGTH} characters`);
 
 const answerSchema = z.object({
   id: idSchema,

@@ -15,7 +15,8 @@ import { SHARED_NAME, SHARED_ROUTE } from '../talk/talk-identities.ts';
 import { applyDevDefaults, devSecretFile } from './dev-env.ts';
 import { formatForTerminal, TerminalTalk } from './terminal-talk.ts';
 
-const USAGE = 'usage: make chat BOT=<mention> USER=<uid> [ROOM=<token>] [REVIEW=1]  (node lib/cli/chat.ts --bot <mention> --user <uid> [--room <token>] [--review])';
+const USAGE =
+  'usage: make chat BOT=<mention> USER=<uid> [ROOM=<token>] [REVIEW=1]  (node lib/cli/chat.ts --bot <mention> --user <uid> [--room <token>] [--review])';
 
 function fail(message: string, code = 64): never {
   process.stderr.write(`educai chat: ${message}\n`);
@@ -24,7 +25,10 @@ function fail(message: string, code = 64): never {
 
 let args;
 try {
-  args = parseArgs({ options: { bot: { type: 'string' }, user: { type: 'string' }, room: { type: 'string' }, review: { type: 'boolean' } }, strict: true }).values;
+  args = parseArgs({
+    options: { bot: { type: 'string' }, user: { type: 'string' }, room: { type: 'string' }, review: { type: 'boolean' } },
+    strict: true,
+  }).values;
 } catch (err) {
   fail(`${(err as Error).message}\n${USAGE}`);
 }
@@ -99,7 +103,7 @@ if (room !== null && bot && !(await application.identities.seenIn(room, SHARED_R
 process.stderr.write(
   [
     `Talking to @${mention} as ${uid} ${room ? `with the context of Talk room ${room} (memory and documents; nothing is posted there)` : 'in a room of this session only (a one-to-one room; forgotten at the end)'}.`,
-    ...(args.review ? ["Reviewer mode (S10): tools that can change data are dry runs, shown and not run."] : []),
+    ...(args.review ? ['Reviewer mode (S10): tools that can change data are dry runs, shown and not run.'] : []),
     `Each line is a message to @${mention} (start it with @other or ((RESET)) to send it as typed); confirm a write with "yes <code>"; Ctrl-D ends.`,
     '',
   ].join('\n') + '\n',
@@ -127,6 +131,9 @@ for await (const line of rl) {
 }
 
 // The session's own room leaves nothing behind: onboarding, memory and room documents go as with ((RESET)).
-if (talk.virtual) await talk.quietly(() => application.processor.process(talk.message('((RESET))'))).catch((err: unknown) => logger.warn({ err }, 'could not clear the terminal room'));
+if (talk.virtual)
+  await talk
+    .quietly(() => application.processor.process(talk.message('((RESET))')))
+    .catch((err: unknown) => logger.warn({ err }, 'could not clear the terminal room'));
 if (forgetShared) await application.identities.forgetRoom(talk.roomToken, SHARED_ROUTE).catch(() => undefined);
 await stop(0);

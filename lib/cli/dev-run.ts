@@ -15,7 +15,13 @@ const { manifest, appHost, appPort, nextcloudUrl } = applyDevDefaults(env);
 // Checked before the banner: the occ commands are useless when the app cannot listen.
 const portProblem = await new Promise<string | null>((done) => {
   const probe = createServer();
-  probe.once('error', (err: NodeJS.ErrnoException) => done(err.code === 'EADDRINUSE' ? 'is already in use; stop what listens there or set APP_PORT to a free port' : `cannot be used (${err.message}); set APP_HOST and APP_PORT`));
+  probe.once('error', (err: NodeJS.ErrnoException) =>
+    done(
+      err.code === 'EADDRINUSE'
+        ? 'is already in use; stop what listens there or set APP_PORT to a free port'
+        : `cannot be used (${err.message}); set APP_HOST and APP_PORT`,
+    ),
+  );
   probe.listen(Number(env.APP_PORT), env.APP_HOST, () => probe.close(() => done(null)));
 });
 if (portProblem) {
@@ -31,13 +37,7 @@ if (!env.APP_SECRET) {
   secretFrom = { file: secretFile };
 }
 
-const commands = registrationCommands({
-  manifest,
-  appHost,
-  appPort: Number(appPort),
-  nextcloudUrl,
-  secretFrom,
-});
+const commands = registrationCommands({ manifest, appHost, appPort: Number(appPort), nextcloudUrl, secretFrom });
 process.stdout.write(
   [
     '',

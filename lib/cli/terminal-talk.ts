@@ -105,7 +105,10 @@ export class TerminalTalk {
         if (c) c.posted = true;
       },
       drop: async (inboxId, seq) => {
-        this.#chunks.set(inboxId, (this.#chunks.get(inboxId) ?? []).filter((x) => x.seq !== seq));
+        this.#chunks.set(
+          inboxId,
+          (this.#chunks.get(inboxId) ?? []).filter((x) => x.seq !== seq),
+        );
       },
     };
     return {
@@ -141,9 +144,7 @@ export class TerminalTalk {
   /** The session's room is a one-to-one conversation of the user with the bot; real rooms are as Talk says (S5). */
   #rooms(talk: RoomInfo): RoomFactsSource {
     const own: RoomFacts = { token: this.roomToken, type: 1, oneToOne: true, displayName: 'Terminal', participantType: 1, isModerator: true };
-    return {
-      forUser: async (user, token) => (this.virtual && token === this.roomToken && user.uid === this.uid ? own : talk.forUser(user, token)),
-    };
+    return { forUser: async (user, token) => (this.virtual && token === this.roomToken && user.uid === this.uid ? own : talk.forUser(user, token)) };
   }
 }
 

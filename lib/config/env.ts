@@ -32,7 +32,11 @@ export interface AppConfig {
   inboxLeaseSeconds?: number;
 }
 
-const nonEmpty = (name: string) => z.string({ error: `${name} is required` }).trim().min(1, `${name} is required`);
+const nonEmpty = (name: string) =>
+  z
+    .string({ error: `${name} is required` })
+    .trim()
+    .min(1, `${name} is required`);
 
 const schema = z.object({
   APP_ID: nonEmpty('APP_ID').regex(/^[a-z0-9_]+$/, 'APP_ID must match [a-z0-9_]+'),

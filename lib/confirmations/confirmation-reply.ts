@@ -3,18 +3,30 @@
 import { listMentionTokens } from '../talk/mention-detector.ts';
 
 export const DEFAULT_AFFIRMATIVES: readonly string[] = [
-  'yes', 'yeah', 'yep', 'ok', 'okay', 'confirm', 'confirmed',
-  'ja', 'jawohl', 'bestätigen', 'bestätige',
-  'oui', 'confirmer', 'confirme',
-  'sí', 'si', 'sì', 'vale', 'confirmar', 'conferma', 'confermo',
+  'yes',
+  'yeah',
+  'yep',
+  'ok',
+  'okay',
+  'confirm',
+  'confirmed',
+  'ja',
+  'jawohl',
+  'bestätigen',
+  'bestätige',
+  'oui',
+  'confirmer',
+  'confirme',
+  'sí',
+  'si',
+  'sì',
+  'vale',
+  'confirmar',
+  'conferma',
+  'confermo',
 ];
 
-export const DEFAULT_NEGATIVES: readonly string[] = [
-  'no', 'nope', 'cancel', 'abort', 'stop',
-  'nein', 'abbrechen',
-  'non', 'annuler',
-  'cancelar', 'annulla',
-];
+export const DEFAULT_NEGATIVES: readonly string[] = ['no', 'nope', 'cancel', 'abort', 'stop', 'nein', 'abbrechen', 'non', 'annuler', 'cancelar', 'annulla'];
 
 export interface ConfirmationOptions {
   affirmatives: readonly string[];
@@ -30,7 +42,7 @@ const MAX_REPLY_LENGTH = 200;
 const MAX_MENTION_TOKENS = 3;
 const CODE = /^[0-9]{4,8}$/;
 const PLACEHOLDER = /\{[A-Za-z0-9][A-Za-z0-9_-]{0,63}\}/;
-const LEADING_DECORATION = /^[#*_~"'“‘(\[]+/;
+const LEADING_DECORATION = /^[#*_~"'“‘([]+/;
 const TRAILING_DECORATION = /[.,;:!?*_~"'”’)\]]+$/;
 
 // Case- and accent-insensitive: "Sí" = "si", "BESTATIGEN" = "bestätigen".

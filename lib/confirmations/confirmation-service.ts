@@ -19,22 +19,30 @@ import { actionHash } from './canonical.ts';
 import { canonicalJson } from '../validation/canonical-json.ts';
 import { ConfirmationStore, type ConfirmationRow } from './confirmation-store.ts';
 import { confirmationTexts, type ConfirmationTexts } from './confirmation-texts.ts';
-import { firstText, toStored, type AuthorizationCheck, type BotLookup, type ReplyContext, type ReplyOutcome, type ReplyStatus, type SecretSealer } from './confirmation-types.ts';
-import { type ConfirmationExecutor, type NotificationPayload, type ProposedAction, type RequestedConfirmation, type StoredAction } from '../tools/confirmable.ts';
+import {
+  firstText,
+  toStored,
+  type AuthorizationCheck,
+  type BotLookup,
+  type ReplyContext,
+  type ReplyOutcome,
+  type ReplyStatus,
+  type SecretSealer,
+} from './confirmation-types.ts';
+import {
+  type ConfirmationExecutor,
+  type NotificationPayload,
+  type ProposedAction,
+  type RequestedConfirmation,
+  type StoredAction,
+} from '../tools/confirmable.ts';
 
 export const CONFIRMATION_TTL_MS = 10 * 60_000;
 /** How long after expiry a late reply is still answered with the reason. */
 const REPLY_GRACE_MS = 60 * 60_000;
 const MAX_RESULT_CHARS = 2000;
 
-export type {
-  AuthorizationCheck,
-  BotLookup,
-  ReplyContext,
-  ReplyOutcome,
-  ReplyStatus,
-  SecretSealer,
-} from './confirmation-types.ts';
+export type { AuthorizationCheck, BotLookup, ReplyContext, ReplyOutcome, ReplyStatus, SecretSealer } from './confirmation-types.ts';
 
 export interface ConfirmationServiceOptions {
   db: Kysely<Database>;
@@ -175,7 +183,17 @@ export class ConfirmationService {
     const referenceId = randomBytes(32).toString('hex');
     const sealed = await this.#seal(id, action.secrets);
     const execution = action.execution ? canonicalJson(action.execution) : null;
-    const hash = actionHash({ userUid: user.uid, botId: ctx.botId, roomToken: ctx.roomToken, providerId: action.providerId, tool: action.tool, args, binding, sealed, execution });
+    const hash = actionHash({
+      userUid: user.uid,
+      botId: ctx.botId,
+      roomToken: ctx.roomToken,
+      providerId: action.providerId,
+      tool: action.tool,
+      args,
+      binding,
+      sealed,
+      execution,
+    });
     const superseded = await this.#store.insertReplacing({
       id,
       user_uid: user.uid,
@@ -228,14 +246,22 @@ export class ConfirmationService {
 
   async #unseal(row: ConfirmationRow): Promise<Record<string, string>> {
     if (row.sealed_secrets === null) return {};
-    if (!this.#opts.sealer) throw new ConfirmationError('no vault is configured to open this action\'s secret');
+    if (!this.#opts.sealer) throw new ConfirmationError("no vault is configured to open this action's secret");
     const value: unknown = JSON.parse(await this.#opts.sealer.decrypt(sealName(row.id), row.sealed_secrets));
     const out: Record<string, string> = {};
     if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) if (typeof v === 'string') out[k] = v;
     return out;
   }
 
-  #notification(t: ConfirmationTexts, replies: { yes: string; no: string }, id: string, code: string, action: ProposedAction, expiresAt: number, roomToken: string): NotificationPayload {
+  #notification(
+    t: ConfirmationTexts,
+    replies: { yes: string; no: string },
+    id: string,
+    code: string,
+    action: ProposedAction,
+    expiresAt: number,
+    roomToken: string,
+  ): NotificationPayload {
     return {
       params: {
         object: this.#appId,
@@ -348,7 +374,8 @@ export class ConfirmationService {
       if (sameCode.status === 'running' && sameCode.consumed_message_id === message.messageId.slice(0, 32)) {
         return this.#answer('interrupted', sameCode, t.interrupted());
       }
-      if (sameCode.status === 'running' || sameCode.status === 'done' || sameCode.status === 'failed') return this.#answer('already-used', sameCode, t.alreadyUsed());
+      if (sameCode.status === 'running' || sameCode.status === 'done' || sameCode.status === 'failed')
+        return this.#answer('already-used', sameCode, t.alreadyUsed());
       if (sameCode.status === 'cancelled') return this.#answer('cancelled', sameCode, t.requestCancelled());
       if (sameCode.status === 'superseded') return this.#answer('superseded', sameCode, t.superseded());
       return this.#answer('expired', sameCode, t.expired());
@@ -432,15 +459,34 @@ export class ConfirmationService {
       await this.#store.transition(row.id, 'running', status, this.#now(), text.slice(0, MAX_RESULT_CHARS));
       this.#tellSettled(row, status === 'done');
       const reply = status === 'done' ? t.done({ description: action.description }) : t.notDone({ description: action.description, detail: text });
-      return { handled: true, status: status === 'done' ? 'executed' : 'failed', botId: row.bot_id, reply, action: publicAction, ...(result ? { result } : {}) };
+      return {
+        handled: true,
+        status: status === 'done' ? 'executed' : 'failed',
+        botId: row.bot_id,
+        reply,
+        action: publicAction,
+        ...(result ? { result } : {}),
+      };
     };
-    const recomputed = actionHash({ userUid: action.userUid, botId: action.botId, roomToken: action.roomToken, providerId: action.providerId, tool: action.tool, args: action.args, binding: action.binding, sealed: row.sealed_secrets, execution: row.execution ?? null });
+    const recomputed = actionHash({
+      userUid: action.userUid,
+      botId: action.botId,
+      roomToken: action.roomToken,
+      providerId: action.providerId,
+      tool: action.tool,
+      args: action.args,
+      binding: action.binding,
+      sealed: row.sealed_secrets,
+      execution: row.execution ?? null,
+    });
     if (recomputed !== row.action_hash || action.userUid !== user.uid || action.roomToken !== roomToken) {
       this.#opts.logger?.error({ confirmation: row.id }, 'stored action does not match its hash; refused');
       return finish('failed', t.integrityFailed());
     }
     if (this.#opts.authorize) {
-      const auth = await this.#opts.authorize(action, user).catch((err: unknown) => ({ ok: false as const, reason: err instanceof Error ? err.message : 'authorisation check failed' }));
+      const auth = await this.#opts
+        .authorize(action, user)
+        .catch((err: unknown) => ({ ok: false as const, reason: err instanceof Error ? err.message : 'authorisation check failed' }));
       if (!auth.ok) return finish('failed', t.noLongerAllowed({ reason: auth.reason }));
     }
     const executor = this.#executors.get(action.providerId);

@@ -28,7 +28,11 @@ export class ConfirmationStore {
         await trx
           .updateTable('pending_confirmations')
           .set({ status: 'superseded', sealed_secrets: null, updated_at: row.created_at })
-          .where('id', 'in', old.map((o) => o.id))
+          .where(
+            'id',
+            'in',
+            old.map((o) => o.id),
+          )
           .where('status', '=', 'pending')
           .execute();
       }
@@ -99,7 +103,12 @@ export class ConfirmationStore {
   }
 
   async setTalkMessageId(id: string, messageId: string, now: number): Promise<void> {
-    await this.#db.updateTable('pending_confirmations').set({ talk_message_id: messageId, updated_at: now }).where('id', '=', id).where('status', '=', 'pending').execute();
+    await this.#db
+      .updateTable('pending_confirmations')
+      .set({ talk_message_id: messageId, updated_at: now })
+      .where('id', '=', id)
+      .where('status', '=', 'pending')
+      .execute();
   }
 
   /** Unexpired pending rows whose request was posted with a referenceId (the reaction watcher's work). */

@@ -59,7 +59,8 @@ const en: ConfirmationTexts = {
   requestReactions: () => 'You can also react 👍 to this message to go ahead, or 👎 to cancel.',
 
   notificationSubject: () => 'Confirmation needed: {action}',
-  notificationMessage: ({ yes, no, code, time }) => `To go ahead, answer "${yes} ${code}" to the bot in the conversation before ${time} UTC. If you did not ask for this, answer "${no}".`,
+  notificationMessage: ({ yes, no, code, time }) =>
+    `To go ahead, answer "${yes} ${code}" to the bot in the conversation before ${time} UTC. If you did not ask for this, answer "${no}".`,
 
   notYours: ({ uid }) => `This confirmation belongs to ${uid}; only they can confirm it. Nothing was done.`,
   cancelled: ({ description }) => `Cancelled. Nothing was done: ${description}.`,
@@ -67,7 +68,8 @@ const en: ConfirmationTexts = {
   missingCode: ({ yes }) => `Nothing was done yet: to confirm, answer with "${yes}" and the code from the confirmation request, for example \`${yes} 1234\`.`,
   tooManyWrongCodes: () => 'That code is wrong too often; the request is cancelled and nothing was done. Ask again if you still want it.',
   codeMismatch: () => 'That code does not match your pending request. Nothing was done; check the code in the confirmation request.',
-  interrupted: () => 'This confirmation was being carried out when the service restarted. It is not repeated; please check whether it happened before asking again.',
+  interrupted: () =>
+    'This confirmation was being carried out when the service restarted. It is not repeated; please check whether it happened before asking again.',
   alreadyUsed: () => 'That confirmation was already used; it runs only once.',
   requestCancelled: () => 'That request was cancelled; nothing was done. Ask again if you still want it.',
   superseded: () => 'That request was replaced by a newer one; only the latest request can be confirmed.',
@@ -102,7 +104,8 @@ const de: ConfirmationTexts = {
   notYours: ({ uid }) => `Diese Bestätigung ist für ${uid} bestimmt; nur diese Person kann sie erteilen. Es wurde nichts ausgeführt.`,
   cancelled: ({ description }) => `Abgebrochen. Nicht ausgeführt: ${description}.`,
   noLongerPending: () => 'Diese Anfrage ist nicht mehr offen.',
-  missingCode: ({ yes }) => `Bisher wurde nichts ausgeführt: Zum Bestätigen mit „${yes}“ und dem Code aus der Bestätigungsanfrage antworten, zum Beispiel \`${yes} 1234\`.`,
+  missingCode: ({ yes }) =>
+    `Bisher wurde nichts ausgeführt: Zum Bestätigen mit „${yes}“ und dem Code aus der Bestätigungsanfrage antworten, zum Beispiel \`${yes} 1234\`.`,
   tooManyWrongCodes: () => 'Der Code war zu oft falsch; die Anfrage ist abgebrochen und es wurde nichts ausgeführt. Bei Bedarf bitte neu anfragen.',
   codeMismatch: () => 'Dieser Code passt nicht zur offenen Anfrage. Es wurde nichts ausgeführt; bitte den Code in der Bestätigungsanfrage prüfen.',
   interrupted: () =>
@@ -112,7 +115,8 @@ const de: ConfirmationTexts = {
   superseded: () => 'Diese Anfrage wurde durch eine neuere ersetzt; nur die neueste Anfrage kann bestätigt werden.',
   expired: () => 'Diese Bestätigung ist abgelaufen; es wurde nichts ausgeführt. Bei Bedarf bitte neu anfragen.',
   otherRoom: () => 'Diese Bestätigung wurde in einer anderen Unterhaltung angefragt; bitte dort antworten. Hier wurde nichts ausgeführt.',
-  notAddressed: ({ mention }) => `Es wurde nichts ausgeführt: Diese Bestätigung gilt für ${mention !== null ? `@${mention}` : 'einen anderen Bot'}; bitte diesem Bot antworten.`,
+  notAddressed: ({ mention }) =>
+    `Es wurde nichts ausgeführt: Diese Bestätigung gilt für ${mention !== null ? `@${mention}` : 'einen anderen Bot'}; bitte diesem Bot antworten.`,
 
   done: ({ description }) => `✅ Erledigt: ${description}.`,
   notDone: ({ description, detail }) => `Nicht ausgeführt: ${description}.\n${detail}`,

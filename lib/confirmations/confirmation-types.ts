@@ -85,4 +85,3 @@ export function toStored(row: ConfirmationRow): StoredAction {
     execution: row.execution ? parseJsonObject(row.execution) : null,
   };
 }
-

@@ -44,7 +44,7 @@ export interface ReactionWatcherOptions {
 
 /** 👍 with or without a skin tone; 👎 likewise. */
 function answerOf(emoji: string): 'yes' | 'no' | null {
-  const base = emoji.replace(/[\u{1F3FB}-\u{1F3FF}\uFE0F]/gu, '');
+  const base = emoji.replace(/[\u{1F3FB}-\u{1F3FF}]|\uFE0F/gu, '');
   return base === YES_REACTION ? 'yes' : base === NO_REACTION ? 'no' : null;
 }
 
@@ -205,7 +205,9 @@ export class ReactionWatcher {
     const answer = requesterAnswer(await readReactions(session, row.room_token, messageId), row.user_uid);
     if (answer === null) return;
     const language = this.#o.languageOf ? await this.#o.languageOf(row.user_uid).catch((): TalkLanguage => 'en') : 'en';
-    const outcome = await withTalkLanguage(language, () => this.#o.confirmations.handleReaction(row.id, issueForStoredPrincipal(row.user_uid), answer, messageId));
+    const outcome = await withTalkLanguage(language, () =>
+      this.#o.confirmations.handleReaction(row.id, issueForStoredPrincipal(row.user_uid), answer, messageId),
+    );
     if (outcome.handled && outcome.reply !== '') await this.#o.post({ botId: row.bot_id, roomToken: row.room_token }, outcome.reply);
   }
 

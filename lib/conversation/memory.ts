@@ -53,27 +53,74 @@ function checkLength(name: string, value: string, max: number): void {
 
 // Every turn loads and appends: prepared once (storage/prepared-query.ts).
 const APPEND = new PreparedQuery(
-  (db, p: { botId: string; roomToken: string; threadId: string; invokerUid: string; role: 'user' | 'assistant'; authorUid: string; messageId: string | null; content: string; now: number }) =>
-    db.insertInto('conversation_messages').values({
-      bot_id: p.botId,
-      room_token: p.roomToken,
-      thread_id: p.threadId,
-      invoker_uid: p.invokerUid,
-      role: p.role,
-      author_uid: p.authorUid,
-      message_id: p.messageId,
-      content: p.content,
-      created_at: p.now,
-    }),
+  (
+    db,
+    p: {
+      botId: string;
+      roomToken: string;
+      threadId: string;
+      invokerUid: string;
+      role: 'user' | 'assistant';
+      authorUid: string;
+      messageId: string | null;
+      content: string;
+      now: number;
+    },
+  ) =>
+    db
+      .insertInto('conversation_messages')
+      .values({
+        bot_id: p.botId,
+        room_token: p.roomToken,
+        thread_id: p.threadId,
+        invoker_uid: p.invokerUid,
+        role: p.role,
+        author_uid: p.authorUid,
+        message_id: p.messageId,
+        content: p.content,
+        created_at: p.now,
+      }),
 );
 const APPEND_EXCHANGE = new PreparedQuery(
   (
     db,
-    p: { botId: string; roomToken: string; threadId: string; invokerUid: string; authorUid: string; messageId: string | null; content: string; answerAuthorUid: string; answerMessageId: string | null; answerContent: string; now: number },
+    p: {
+      botId: string;
+      roomToken: string;
+      threadId: string;
+      invokerUid: string;
+      authorUid: string;
+      messageId: string | null;
+      content: string;
+      answerAuthorUid: string;
+      answerMessageId: string | null;
+      answerContent: string;
+      now: number;
+    },
   ) =>
     db.insertInto('conversation_messages').values([
-      { bot_id: p.botId, room_token: p.roomToken, thread_id: p.threadId, invoker_uid: p.invokerUid, role: 'user', author_uid: p.authorUid, message_id: p.messageId, content: p.content, created_at: p.now },
-      { bot_id: p.botId, room_token: p.roomToken, thread_id: p.threadId, invoker_uid: p.invokerUid, role: 'assistant', author_uid: p.answerAuthorUid, message_id: p.answerMessageId, content: p.answerContent, created_at: p.now },
+      {
+        bot_id: p.botId,
+        room_token: p.roomToken,
+        thread_id: p.threadId,
+        invoker_uid: p.invokerUid,
+        role: 'user',
+        author_uid: p.authorUid,
+        message_id: p.messageId,
+        content: p.content,
+        created_at: p.now,
+      },
+      {
+        bot_id: p.botId,
+        room_token: p.roomToken,
+        thread_id: p.threadId,
+        invoker_uid: p.invokerUid,
+        role: 'assistant',
+        author_uid: p.answerAuthorUid,
+        message_id: p.answerMessageId,
+        content: p.answerContent,
+        created_at: p.now,
+      },
     ]),
 );
 const LOAD = new PreparedQuery((db, p: { botId: string; roomToken: string; threadId: string; invokerUid: string; limit: number }) =>
@@ -98,7 +145,16 @@ function checked(entry: MemoryEntry) {
   checkLength('authorUid', entry.authorUid, 255);
   if (entry.messageId !== null) checkLength('messageId', entry.messageId, 32);
   if (entry.role !== 'user' && entry.role !== 'assistant') throw new RangeError(`unknown role ${String(entry.role)}`);
-  return { botId: entry.botId, roomToken: entry.roomToken, threadId, invokerUid, role: entry.role, authorUid: entry.authorUid, messageId: entry.messageId, content: entry.content };
+  return {
+    botId: entry.botId,
+    roomToken: entry.roomToken,
+    threadId,
+    invokerUid,
+    role: entry.role,
+    authorUid: entry.authorUid,
+    messageId: entry.messageId,
+    content: entry.content,
+  };
 }
 
 export class ConversationMemory {
@@ -119,14 +175,9 @@ export class ConversationMemory {
     const u = checked(user);
     const a = checked(answer);
     if (u.role !== 'user' || a.role !== 'assistant') throw new RangeError('an exchange is a user row, then an assistant row');
-    if (u.botId !== a.botId || u.roomToken !== a.roomToken || u.threadId !== a.threadId || u.invokerUid !== a.invokerUid) throw new RangeError('an exchange stays in one scope');
-    await APPEND_EXCHANGE.execute(this.#db, {
-      ...u,
-      answerAuthorUid: a.authorUid,
-      answerMessageId: a.messageId,
-      answerContent: a.content,
-      now: this.#now(),
-    });
+    if (u.botId !== a.botId || u.roomToken !== a.roomToken || u.threadId !== a.threadId || u.invokerUid !== a.invokerUid)
+      throw new RangeError('an exchange stays in one scope');
+    await APPEND_EXCHANGE.execute(this.#db, { ...u, answerAuthorUid: a.authorUid, answerMessageId: a.messageId, answerContent: a.content, now: this.#now() });
   }
 
   /**
@@ -134,7 +185,13 @@ export class ConversationMemory {
    * user row is always kept; the rest are taken newest first until one would not fit.
    */
   async load(scope: MemoryScope, tokenBudget: number = DEFAULT_TOKEN_BUDGET): Promise<MemoryMessage[]> {
-    const rows = await LOAD.rows(this.#db, { botId: scope.botId, roomToken: scope.roomToken, threadId: scope.threadId ?? '', invokerUid: scope.invokerUid ?? '', limit: MEMORY_ROW_LIMIT });
+    const rows = await LOAD.rows(this.#db, {
+      botId: scope.botId,
+      roomToken: scope.roomToken,
+      threadId: scope.threadId ?? '',
+      invokerUid: scope.invokerUid ?? '',
+      limit: MEMORY_ROW_LIMIT,
+    });
     const newestUser = rows.find((r) => r.role === 'user');
     let used = newestUser ? estimateTokens(newestUser.content) : 0;
     const kept = new Set(newestUser ? [newestUser] : []);
@@ -153,11 +210,7 @@ export class ConversationMemory {
 
   /** Every thread and invoker of the bot in the room (RESET). */
   async forgetRoom(botId: string, roomToken: string): Promise<number> {
-    const result = await this.#db
-      .deleteFrom('conversation_messages')
-      .where('bot_id', '=', botId)
-      .where('room_token', '=', roomToken)
-      .executeTakeFirst();
+    const result = await this.#db.deleteFrom('conversation_messages').where('bot_id', '=', botId).where('room_token', '=', roomToken).executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 

@@ -10,17 +10,7 @@ import { toHeaders } from '../http/response-headers.ts';
 import { checkAddress, EMPTY_ALLOW_LIST, ipLiteral, parseAllowList, type AddressVerdict, type AllowList } from './address-policy.ts';
 
 export type EgressErrorCode =
-  | 'invalid-url'
-  | 'scheme'
-  | 'credentials'
-  | 'dns'
-  | 'blocked'
-  | 'too-many-redirects'
-  | 'redirect-body'
-  | 'too-large'
-  | 'timeout'
-  | 'network'
-  | 'http-status';
+  'invalid-url' | 'scheme' | 'credentials' | 'dns' | 'blocked' | 'too-many-redirects' | 'redirect-body' | 'too-large' | 'timeout' | 'network' | 'http-status';
 
 /** Messages name the host and the reason, never a response body or a resolved internal address. */
 export class EgressError extends Error {
@@ -113,7 +103,8 @@ function toUrl(input: string | URL): URL {
 /** Checks scheme and credentials, resolves the host and vets every address; returns the vetted ones. */
 async function vet(url: URL, check: (host: string, address: string) => AddressVerdict, resolve: Resolver): Promise<ResolvedAddress[]> {
   const host = hostOf(url);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new EgressError('scheme', host, `only http and https addresses can be fetched, not ${url.protocol.replace(/:$/, '')}`);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new EgressError('scheme', host, `only http and https addresses can be fetched, not ${url.protocol.replace(/:$/, '')}`);
   if (url.username !== '' || url.password !== '') throw new EgressError('credentials', host, 'addresses with a user name or password are not fetched');
   const literal = ipLiteral(host);
   let addresses: ResolvedAddress[];
@@ -204,9 +195,16 @@ async function prepare(input: string | URL | Request, init: RequestInit): Promis
   if (typeof Request !== 'undefined' && input instanceof Request) {
     const merged = new Request(input, init);
     const buf = merged.body ? new Uint8Array(await merged.arrayBuffer()) : null;
-    return { url: toUrl(merged.url), method: merged.method, headers: new Headers(merged.headers), body: buf, signal: init.signal ?? null, manualRedirect: init.redirect === 'manual' };
+    return {
+      url: toUrl(merged.url),
+      method: merged.method,
+      headers: new Headers(merged.headers),
+      body: buf,
+      signal: init.signal ?? null,
+      manualRedirect: init.redirect === 'manual',
+    };
   }
-  let body: Uint8Array | string | null = null;
+  let body: Uint8Array | string | null;
   const raw = init.body;
   if (raw === undefined || raw === null) body = null;
   else if (typeof raw === 'string') body = raw;
@@ -219,7 +217,14 @@ async function prepare(input: string | URL | Request, init: RequestInit): Promis
     const headers = new Headers(init.headers);
     const type = req.headers.get('content-type');
     if (type && !headers.has('content-type')) headers.set('content-type', type);
-    return { url: toUrl(input as string | URL), method: init.method ?? 'POST', headers, body, signal: init.signal ?? null, manualRedirect: init.redirect === 'manual' };
+    return {
+      url: toUrl(input as string | URL),
+      method: init.method ?? 'POST',
+      headers,
+      body,
+      signal: init.signal ?? null,
+      manualRedirect: init.redirect === 'manual',
+    };
   }
   return {
     url: toUrl(input as string | URL),
@@ -258,18 +263,28 @@ export function createEgressFetch(options: EgressOptions = {}): EgressFetch {
 
   // Called by the socket layer for every new connection: it resolves again and
   // hands back only addresses that pass, so what is checked is what is dialled.
-  function lookup(hostname: string, opts: LookupOneOptions | LookupAllOptions | number, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void): void {
+  function lookup(
+    hostname: string,
+    opts: LookupOneOptions | LookupAllOptions | number,
+    callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+  ): void {
     const wantAll = typeof opts === 'object' && opts !== null && (opts as LookupAllOptions).all === true;
     resolve(hostname).then(
       (list) => {
         const bad = list.map((a) => ({ a, v: check(hostname, a.address) })).find((x) => !x.v.allowed);
         if (list.length === 0 || bad) {
-          const err = new Error(bad && !bad.v.allowed ? `refused: ${hostname} is resolved to ${bad.v.reason}` : `the host ${hostname} could not be resolved`) as NodeJS.ErrnoException;
+          const err = new Error(
+            bad && !bad.v.allowed ? `refused: ${hostname} is resolved to ${bad.v.reason}` : `the host ${hostname} could not be resolved`,
+          ) as NodeJS.ErrnoException;
           err.code = list.length === 0 ? 'ENOTFOUND' : BLOCKED_CODE;
           callback(err, wantAll ? [] : '', 0);
           return;
         }
-        if (wantAll) callback(null, list.map((a) => ({ address: a.address, family: a.family })));
+        if (wantAll)
+          callback(
+            null,
+            list.map((a) => ({ address: a.address, family: a.family })),
+          );
         else callback(null, list[0]!.address, list[0]!.family);
       },
       () => {
@@ -297,7 +312,10 @@ export function createEgressFetch(options: EgressOptions = {}): EgressFetch {
     const url = toUrl(input);
     const host = hostOf(url);
     await vet(url, check, resolve);
-    const headers = options.userAgent && !Object.keys(init.headers).some((k) => k.toLowerCase() === 'user-agent') ? { ...init.headers, 'user-agent': options.userAgent } : init.headers;
+    const headers =
+      options.userAgent && !Object.keys(init.headers).some((k) => k.toLowerCase() === 'user-agent')
+        ? { ...init.headers, 'user-agent': options.userAgent }
+        : init.headers;
     const timeout = timeoutMs === null ? null : AbortSignal.timeout(timeoutMs);
     const signal = timeout ? AbortSignal.any([init.signal, timeout]) : init.signal;
     let res: Dispatcher.ResponseData;
@@ -362,7 +380,12 @@ export function createEgressFetch(options: EgressOptions = {}): EgressFetch {
         await res.body?.cancel().catch(() => undefined);
         throw new EgressError('too-large', host, `the answer from ${host} is larger than ${formatBytes(maxBytes)}`);
       }
-      const stream = res.body === null ? null : maxBytes === null ? (res.body as ReadableStream<Uint8Array>) : limitedBody(res.body as ReadableStream<Uint8Array>, maxBytes, host);
+      const stream =
+        res.body === null
+          ? null
+          : maxBytes === null
+            ? (res.body as ReadableStream<Uint8Array>)
+            : limitedBody(res.body as ReadableStream<Uint8Array>, maxBytes, host);
       const out = new Response(stream, { status: res.status, statusText: res.statusText, headers: res.headers as unknown as Headers });
       Object.defineProperty(out, 'url', { value: url.toString() });
       return out;

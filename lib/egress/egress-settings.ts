@@ -42,12 +42,16 @@ export class EgressSettingsService {
   async update(patch: unknown): Promise<EgressSettings> {
     const list = (patch as { allowList?: unknown } | null)?.allowList;
     if (!Array.isArray(list) || list.length > MAX_ENTRIES || list.some((e) => typeof e !== 'string')) {
-      throw new HttpError(400, 'invalid_settings', 'Invalid settings: allowList', { allowList: `must be a list of at most ${MAX_ENTRIES} host names or CIDR ranges` });
+      throw new HttpError(400, 'invalid_settings', 'Invalid settings: allowList', {
+        allowList: `must be a list of at most ${MAX_ENTRIES} host names or CIDR ranges`,
+      });
     }
     const entries = [...new Set(list.map((e: string) => e.trim().toLowerCase()).filter((e) => e !== ''))];
     const problems = entries.map((e) => ({ e, p: allowListEntryProblem(e) })).filter((x) => x.p !== null);
     if (problems.length > 0) {
-      throw new HttpError(400, 'invalid_settings', 'Invalid settings: allowList', { allowList: problems.map((x) => `"${x.e.slice(0, 80)}" ${x.p}`).join('; ') });
+      throw new HttpError(400, 'invalid_settings', 'Invalid settings: allowList', {
+        allowList: problems.map((x) => `"${x.e.slice(0, 80)}" ${x.p}`).join('; '),
+      });
     }
     await this.#store.set(EGRESS_SETTINGS_KEY, { allowList: entries });
     this.#cache = null;

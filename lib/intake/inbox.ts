@@ -63,7 +63,12 @@ const CLAIM = new PreparedQuery((db, p: { id: number; roomToken: string; now: nu
     ),
 );
 const READ_NEW = new PreparedQuery((db, p: { after: number; limit: number }) =>
-  db.selectFrom('inbox').select(['id', 'room_token', 'message_id', 'actor_id', 'route', 'kind', 'payload', 'received_at']).where('id', '>', p.after).orderBy('id').limit(p.limit),
+  db
+    .selectFrom('inbox')
+    .select(['id', 'room_token', 'message_id', 'actor_id', 'route', 'kind', 'payload', 'received_at'])
+    .where('id', '>', p.after)
+    .orderBy('id')
+    .limit(p.limit),
 );
 const HANDLED = new PreparedQuery((db, p: { roomToken: string; messageId: string; id: number; now: number }) =>
   db
@@ -72,7 +77,9 @@ const HANDLED = new PreparedQuery((db, p: { roomToken: string; messageId: string
     .onConflict((oc) => oc.columns(['room_token', 'message_id']).doNothing()),
 );
 const FORGET_CHUNKS = new PreparedQuery((db, p: { id: number }) => db.deleteFrom('reply_chunks').where('inbox_id', '=', p.id));
-const DONE = new PreparedQuery((db, p: { id: number; now: number }) => db.updateTable('inbox_progress').set({ status: 'done', finished_at: p.now }).where('inbox_id', '=', p.id));
+const DONE = new PreparedQuery((db, p: { id: number; now: number }) =>
+  db.updateTable('inbox_progress').set({ status: 'done', finished_at: p.now }).where('inbox_id', '=', p.id),
+);
 
 /**
  * The durable inbox. A row is written before the webhook is acknowledged;
@@ -179,7 +186,12 @@ export class Inbox {
 
   async isHandled(roomToken: string, messageId: string): Promise<boolean> {
     if (this.#statements) return this.#statements.isHandled(roomToken, messageId);
-    const row = await this.#intake.selectFrom('handled_messages').select('inbox_id').where('room_token', '=', roomToken).where('message_id', '=', messageId).executeTakeFirst();
+    const row = await this.#intake
+      .selectFrom('handled_messages')
+      .select('inbox_id')
+      .where('room_token', '=', roomToken)
+      .where('message_id', '=', messageId)
+      .executeTakeFirst();
     return row !== undefined;
   }
 
@@ -271,7 +283,19 @@ export class Inbox {
     const rows = await this.#db
       .selectFrom('inbox as i')
       .leftJoin('inbox_progress as p', 'p.inbox_id', 'i.id')
-      .select(['i.id', 'i.room_token', 'i.message_id', 'i.actor_id', 'i.route', 'i.kind', 'i.payload', 'i.received_at', 'p.status', 'p.attempts', 'p.not_before'])
+      .select([
+        'i.id',
+        'i.room_token',
+        'i.message_id',
+        'i.actor_id',
+        'i.route',
+        'i.kind',
+        'i.payload',
+        'i.received_at',
+        'p.status',
+        'p.attempts',
+        'p.not_before',
+      ])
       .orderBy('i.id')
       .execute();
     // A claim, completion or retry while the read ran would be undone by it: keep the newer state.
@@ -291,7 +315,12 @@ export class Inbox {
    */
   async markHandled(event: InboxEvent): Promise<boolean> {
     if ((await HANDLED.affected(this.#db, { roomToken: event.roomToken, messageId: event.messageId, id: event.id, now: this.#now() })) > 0) return true;
-    const row = await this.#db.selectFrom('handled_messages').select('inbox_id').where('room_token', '=', event.roomToken).where('message_id', '=', event.messageId).executeTakeFirst();
+    const row = await this.#db
+      .selectFrom('handled_messages')
+      .select('inbox_id')
+      .where('room_token', '=', event.roomToken)
+      .where('message_id', '=', event.messageId)
+      .executeTakeFirst();
     return row?.inbox_id === event.id;
   }
 
@@ -349,7 +378,15 @@ export class Inbox {
     const r = await this.#db
       .deleteFrom('inbox_progress')
       .where('status', '=', 'done')
-      .where(({ not, exists, selectFrom }) => not(exists(selectFrom('inbox').select(sql<number>`1`.as('one')).whereRef('inbox.id', '=', 'inbox_progress.inbox_id'))))
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('inbox')
+              .select(sql<number>`1`.as('one'))
+              .whereRef('inbox.id', '=', 'inbox_progress.inbox_id'),
+          ),
+        ),
+      )
       .executeTakeFirst();
     return Number(r.numDeletedRows);
   }
@@ -364,7 +401,10 @@ export class Inbox {
   }
 
   async pruneHandled(olderThanMs: number): Promise<void> {
-    await this.#db.deleteFrom('handled_messages').where('handled_at', '<', this.#now() - olderThanMs).execute();
+    await this.#db
+      .deleteFrom('handled_messages')
+      .where('handled_at', '<', this.#now() - olderThanMs)
+      .execute();
   }
 
   /** At most one prune a second while webhooks arrive; the timer never keeps the process alive. */

@@ -55,10 +55,14 @@ const defaultSleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason as Error);
     const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(t);
-      reject(signal.reason as Error);
-    }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        reject(signal.reason as Error);
+      },
+      { once: true },
+    );
   });
 
 export function normalize(v: Float32Array): Float32Array {
@@ -143,7 +147,8 @@ export class EmbeddingsClient {
         for (let i = 0; i < got.length; i++) {
           const v = got[i]!;
           if (dimensions === 0) dimensions = v.length;
-          else if (v.length !== dimensions) throw new EmbeddingError(`the embedding endpoint returned vectors of different sizes (${dimensions} and ${v.length})`);
+          else if (v.length !== dimensions)
+            throw new EmbeddingError(`the embedding endpoint returned vectors of different sizes (${dimensions} and ${v.length})`);
           vectors[b.start + i] = v;
         }
       }
@@ -194,7 +199,11 @@ export class EmbeddingsClient {
       } catch (err) {
         if (options.signal?.aborted) throw err;
         if (err instanceof EmbeddingError) throw err;
-        failure = new EmbeddingError(timeout.aborted ? 'the embedding endpoint did not answer in time' : 'the embedding endpoint could not be reached', 0, true);
+        failure = new EmbeddingError(
+          timeout.aborted ? 'the embedding endpoint did not answer in time' : 'the embedding endpoint could not be reached',
+          0,
+          true,
+        );
       }
       if (!failure.retryable || attempt >= (options.maxRetries ?? this.#maxRetries)) throw failure;
       const backoff = Math.min(30_000, 500 * 2 ** attempt) * (0.5 + this.#random() / 2);
@@ -211,7 +220,8 @@ export class EmbeddingsClient {
       throw new EmbeddingError('the embedding endpoint answered something that is not JSON', res.status);
     }
     const data = (body as { data?: unknown } | null)?.data;
-    if (!Array.isArray(data) || data.length !== expected) throw new EmbeddingError(`the embedding endpoint returned ${Array.isArray(data) ? data.length : 'no'} vectors for ${expected} inputs`, res.status);
+    if (!Array.isArray(data) || data.length !== expected)
+      throw new EmbeddingError(`the embedding endpoint returned ${Array.isArray(data) ? data.length : 'no'} vectors for ${expected} inputs`, res.status);
     const out: Float32Array[] = new Array(expected);
     data.forEach((item: unknown, position: number) => {
       const entry = item as { index?: unknown; embedding?: unknown };
@@ -224,7 +234,8 @@ export class EmbeddingsClient {
         if (bytes.length === 0 || bytes.length % 4 !== 0) throw new EmbeddingError('the embedding endpoint returned a malformed vector', res.status);
         v = new Float32Array(bytes.length / 4);
         new Uint8Array(v.buffer).set(bytes);
-        for (let i = 0; i < v.length; i++) if (!Number.isFinite(v[i]!)) throw new EmbeddingError('the embedding endpoint returned a malformed vector', res.status);
+        for (let i = 0; i < v.length; i++)
+          if (!Number.isFinite(v[i]!)) throw new EmbeddingError('the embedding endpoint returned a malformed vector', res.status);
       } else if (Array.isArray(emb) && emb.length > 0) {
         v = new Float32Array(emb.length);
         for (let i = 0; i < emb.length; i++) {

@@ -58,14 +58,33 @@ export class KnowledgeJobQueue {
   async enqueue(kind: JobKind, refId: number, options: { force?: boolean; notBefore?: number } = {}): Promise<number> {
     const now = this.#now();
     return this.#db.transaction().execute(async (trx) => {
-      const waiting = await trx.selectFrom('knowledge_jobs').select(['id', 'force']).where('kind', '=', kind).where('ref_id', '=', refId).where('status', '=', 'queued').executeTakeFirst();
+      const waiting = await trx
+        .selectFrom('knowledge_jobs')
+        .select(['id', 'force'])
+        .where('kind', '=', kind)
+        .where('ref_id', '=', refId)
+        .where('status', '=', 'queued')
+        .executeTakeFirst();
       if (waiting) {
         if (options.force && waiting.force !== 1) await trx.updateTable('knowledge_jobs').set({ force: 1 }).where('id', '=', waiting.id).execute();
         return waiting.id;
       }
       const row = await trx
         .insertInto('knowledge_jobs')
-        .values({ kind, ref_id: refId, force: options.force ? 1 : 0, status: 'queued', attempts: 0, lease_until: null, worker_id: null, not_before: options.notBefore ?? 0, last_error: null, created_at: now, started_at: null, finished_at: null })
+        .values({
+          kind,
+          ref_id: refId,
+          force: options.force ? 1 : 0,
+          status: 'queued',
+          attempts: 0,
+          lease_until: null,
+          worker_id: null,
+          not_before: options.notBefore ?? 0,
+          last_error: null,
+          created_at: now,
+          started_at: null,
+          finished_at: null,
+        })
         .returning('id')
         .executeTakeFirstOrThrow();
       return row.id;
@@ -122,7 +141,13 @@ export class KnowledgeJobQueue {
       .updateTable('knowledge_jobs')
       .set(
         retry
-          ? { status: 'queued', not_before: now + Math.min(3_600_000, 15_000 * 2 ** (job.attempts - 1)), lease_until: null, worker_id: null, last_error: error.slice(0, 1000) }
+          ? {
+              status: 'queued',
+              not_before: now + Math.min(3_600_000, 15_000 * 2 ** (job.attempts - 1)),
+              lease_until: null,
+              worker_id: null,
+              last_error: error.slice(0, 1000),
+            }
           : { status: 'failed', finished_at: now, lease_until: null, last_error: error.slice(0, 1000) },
       )
       .where('id', '=', job.id)
@@ -133,22 +158,39 @@ export class KnowledgeJobQueue {
 
   /** SQLite has one process: at start, every running job is a dead worker's and is due again. */
   async releaseAllRunning(): Promise<number> {
-    const r = await this.#db.updateTable('knowledge_jobs').set({ status: 'queued', lease_until: null, worker_id: null }).where('status', '=', 'running').executeTakeFirst();
+    const r = await this.#db
+      .updateTable('knowledge_jobs')
+      .set({ status: 'queued', lease_until: null, worker_id: null })
+      .where('status', '=', 'running')
+      .executeTakeFirst();
     return Number(r.numUpdatedRows);
   }
 
   async cancel(kind: JobKind, refIds: number[]): Promise<void> {
     if (refIds.length === 0) return;
-    await this.#db.deleteFrom('knowledge_jobs').where('kind', '=', kind).where('ref_id', 'in', refIds).where('status', 'in', ['queued', 'failed', 'done']).execute();
+    await this.#db
+      .deleteFrom('knowledge_jobs')
+      .where('kind', '=', kind)
+      .where('ref_id', 'in', refIds)
+      .where('status', 'in', ['queued', 'failed', 'done'])
+      .execute();
   }
 
   async pendingCount(): Promise<number> {
-    const r = await this.#db.selectFrom('knowledge_jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('status', 'in', ['queued', 'running']).executeTakeFirstOrThrow();
+    const r = await this.#db
+      .selectFrom('knowledge_jobs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', 'in', ['queued', 'running'])
+      .executeTakeFirstOrThrow();
     return Number(r.n);
   }
 
   async pruneFinished(olderThanMs: number): Promise<number> {
-    const r = await this.#db.deleteFrom('knowledge_jobs').where('status', 'in', ['done', 'failed']).where('finished_at', '<', this.#now() - olderThanMs).executeTakeFirst();
+    const r = await this.#db
+      .deleteFrom('knowledge_jobs')
+      .where('status', 'in', ['done', 'failed'])
+      .where('finished_at', '<', this.#now() - olderThanMs)
+      .executeTakeFirst();
     return Number(r.numDeletedRows);
   }
 }
@@ -257,11 +299,17 @@ export class JobWorker {
   async #run(job: Job): Promise<void> {
     const controller = new AbortController();
     this.#controllers.add(controller);
-    const beat = setInterval(() => {
-      void this.#queue.heartbeat(job.id, this.workerId).then((ours) => {
-        if (!ours) controller.abort(new Error('the job was taken over'));
-      }, () => undefined);
-    }, Math.max(1_000, Math.floor(this.#queue.leaseMs / 3)));
+    const beat = setInterval(
+      () => {
+        void this.#queue.heartbeat(job.id, this.workerId).then(
+          (ours) => {
+            if (!ours) controller.abort(new Error('the job was taken over'));
+          },
+          () => undefined,
+        );
+      },
+      Math.max(1_000, Math.floor(this.#queue.leaseMs / 3)),
+    );
     beat.unref();
     try {
       const handler = this.#handlers[job.kind];

@@ -90,9 +90,20 @@ export function createKnowledgeModule(o: KnowledgeModuleOptions): KnowledgeModul
   const now = o.now ?? Date.now;
   const settings = new KnowledgeSettingsService({ settings: o.settings, vault: o.vault, llmSettings: o.llmSettings });
   // Providers, Docling and vision: bodies up to 64 MB, timeouts set per call.
-  const providerEgress: EgressFetch = createEgressFetch({ allowList: o.egressAllowList, maxBytes: 64 * 1024 * 1024, timeoutMs: null, ...(o.resolve ? { resolve: o.resolve } : {}) });
+  const providerEgress: EgressFetch = createEgressFetch({
+    allowList: o.egressAllowList,
+    maxBytes: 64 * 1024 * 1024,
+    timeoutMs: null,
+    ...(o.resolve ? { resolve: o.resolve } : {}),
+  });
   const egressFor = (limits: { maxBytes: number; timeoutMs: number }) =>
-    createEgressFetch({ allowList: o.egressAllowList, maxBytes: limits.maxBytes, timeoutMs: limits.timeoutMs, userAgent: 'EducAI-Bot/1.0 (Nextcloud RAG Indexer)', ...(o.resolve ? { resolve: o.resolve } : {}) });
+    createEgressFetch({
+      allowList: o.egressAllowList,
+      maxBytes: limits.maxBytes,
+      timeoutMs: limits.timeoutMs,
+      userAgent: 'EducAI-Bot/1.0 (Nextcloud RAG Indexer)',
+      ...(o.resolve ? { resolve: o.resolve } : {}),
+    });
   const index = openVectorIndex(o.database, { sqlitePath: o.sqliteVectorPath, ...o.index });
   const docling = new DoclingClient({ fetch: providerEgress, config: () => settings.doclingConfig() });
   const extractor = new Extractor({ ...o.extractor, docling });
@@ -112,8 +123,36 @@ export function createKnowledgeModule(o: KnowledgeModuleOptions): KnowledgeModul
   const queue = new KnowledgeJobQueue(db, { now, ...(o.worker?.leaseMs ? { leaseMs: o.worker.leaseMs } : {}) });
   let worker: JobWorker | null = null;
   const notify = () => worker?.notify();
-  const sources = new KnowledgeSources({ db, files, index, embeddings, extractor, settings, egressFor, queue, logger: o.logger, notify, now, ...(o.isPersonalBot ? { isPersonalBot: o.isPersonalBot } : {}), ...(o.onProgress ? { onProgress: o.onProgress } : {}), ...(o.fileConcurrency ? { fileConcurrency: o.fileConcurrency } : {}) });
-  const rooms = new RoomKnowledge({ db, files, index, embeddings, extractor, vision, settings, queue, shareCheck: o.shareCheck ?? talkShareCheck(o.nextcloud, o.logger), logger: o.logger, notify, now });
+  const sources = new KnowledgeSources({
+    db,
+    files,
+    index,
+    embeddings,
+    extractor,
+    settings,
+    egressFor,
+    queue,
+    logger: o.logger,
+    notify,
+    now,
+    ...(o.isPersonalBot ? { isPersonalBot: o.isPersonalBot } : {}),
+    ...(o.onProgress ? { onProgress: o.onProgress } : {}),
+    ...(o.fileConcurrency ? { fileConcurrency: o.fileConcurrency } : {}),
+  });
+  const rooms = new RoomKnowledge({
+    db,
+    files,
+    index,
+    embeddings,
+    extractor,
+    vision,
+    settings,
+    queue,
+    shareCheck: o.shareCheck ?? talkShareCheck(o.nextcloud, o.logger),
+    logger: o.logger,
+    notify,
+    now,
+  });
   worker = new JobWorker({
     queue,
     logger: o.logger,
@@ -127,7 +166,18 @@ export function createKnowledgeModule(o: KnowledgeModuleOptions): KnowledgeModul
       'room-image': (job, signal) => rooms.runImageJob(job, signal),
     },
   });
-  const provider = new KnowledgeProvider({ settings, embeddings, index, rooms, files, extractor, vision, speech, ...(o.guestsMayUse ? { guestsMayUse: o.guestsMayUse } : {}), now });
+  const provider = new KnowledgeProvider({
+    settings,
+    embeddings,
+    index,
+    rooms,
+    files,
+    extractor,
+    vision,
+    speech,
+    ...(o.guestsMayUse ? { guestsMayUse: o.guestsMayUse } : {}),
+    now,
+  });
   const w = worker;
   return {
     settings,

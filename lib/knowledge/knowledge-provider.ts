@@ -51,19 +51,25 @@ const TOOLS: Record<(typeof NAMES)[number], Omit<ToolDefinition, 'name'>> = {
     label: 'Document Search (RAG)',
   },
   [ROOM_DOCS]: {
-    description: 'Searches the documents that were uploaded in this Talk conversation for this bot (kept 30 days). Use it when the user refers to a file shared in the chat.',
+    description:
+      'Searches the documents that were uploaded in this Talk conversation for this bot (kept 30 days). Use it when the user refers to a file shared in the chat.',
     schema: SEARCH_SCHEMA,
     policy: searchPolicy(),
     label: 'Room Document Search',
   },
   [ROOM_IMAGES]: {
-    description: 'Searches descriptions of images shared earlier in this Talk conversation (kept 30 days). Give image_name to prefer an image by its file name.',
-    schema: { ...SEARCH_SCHEMA, properties: { ...SEARCH_SCHEMA.properties, image_name: { type: 'string', description: 'File name (or part of it) of the image.' } } },
+    description:
+      'Searches descriptions of images shared earlier in this Talk conversation (kept 30 days). Give image_name to prefer an image by its file name.',
+    schema: {
+      ...SEARCH_SCHEMA,
+      properties: { ...SEARCH_SCHEMA.properties, image_name: { type: 'string', description: 'File name (or part of it) of the image.' } },
+    },
     policy: searchPolicy(),
     label: 'Room Image Search',
   },
   [ANALYZE_IMAGE]: {
-    description: 'Analyses an image attached to the current message with a vision model. Optionally give a question and the attachment name; without a name the first image is used.',
+    description:
+      'Analyses an image attached to the current message with a vision model. Optionally give a question and the attachment name; without a name the first image is used.',
     schema: { type: 'object', properties: { question: { type: 'string' }, attachment_name: { type: 'string' } } },
     policy: analyzePolicy(),
     label: 'Image Attachment Analysis',
@@ -129,12 +135,7 @@ export class KnowledgeProvider implements ToolProvider {
   readonly #o: KnowledgeProviderOptions & { sleep: (ms: number) => Promise<void>; now: () => number; waitForUploadsMs: number };
 
   constructor(options: KnowledgeProviderOptions) {
-    this.#o = {
-      sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
-      now: Date.now,
-      waitForUploadsMs: 60_000,
-      ...options,
-    };
+    this.#o = { sleep: (ms) => new Promise((r) => setTimeout(r, ms)), now: Date.now, waitForUploadsMs: 60_000, ...options };
   }
 
   providesTool(name: string): boolean {
@@ -163,7 +164,11 @@ export class KnowledgeProvider implements ToolProvider {
   }
 
   async executeTool(name: string, args: Record<string, unknown>, _config: Record<string, unknown>, ctx: InvocationContext): Promise<ToolResult> {
-    if ((name === RAG_SEARCH || name === ROOM_DOCS || name === ROOM_IMAGES) && ctx.actorKind !== 'user' && !(await (this.#o.guestsMayUse?.(ctx.botId) ?? Promise.resolve(false)))) {
+    if (
+      (name === RAG_SEARCH || name === ROOM_DOCS || name === ROOM_IMAGES) &&
+      ctx.actorKind !== 'user' &&
+      !(await (this.#o.guestsMayUse?.(ctx.botId) ?? Promise.resolve(false)))
+    ) {
       return errorResult('This bot does not share its knowledge with guests.');
     }
     switch (name) {
@@ -202,7 +207,9 @@ export class KnowledgeProvider implements ToolProvider {
       const counts = await this.#o.index.counts(botScope(ctx.botId));
       if (counts.length === 0) return textResult('No documents have been indexed for this bot yet.');
       if (!counts.some((c) => c.model === model)) {
-        return textResult(`The documents of this bot were indexed with another embedding model (${counts.map((c) => c.model).join(', ')}); they must be reindexed before they can be searched.`);
+        return textResult(
+          `The documents of this bot were indexed with another embedding model (${counts.map((c) => c.model).join(', ')}); they must be reindexed before they can be searched.`,
+        );
       }
       return textResult(`No document chunks matched "${query}" with a relevance of at least ${minScore}. Try other keywords or a lower min_score.`);
     }
@@ -221,7 +228,8 @@ export class KnowledgeProvider implements ToolProvider {
     const deadline = this.#o.now() + this.#o.waitForUploadsMs;
     for (;;) {
       const rows = await this.#o.rooms.statusOf(kind, ctx.botId, ctx.roomToken, fileIds);
-      if (rows.every((r) => r.status !== 'pending') || this.#o.now() >= deadline || ctx.signal?.aborted) return rows.filter((r) => r.status === 'ready').map((r) => r.id);
+      if (rows.every((r) => r.status !== 'pending') || this.#o.now() >= deadline || ctx.signal?.aborted)
+        return rows.filter((r) => r.status === 'ready').map((r) => r.id);
       await this.#o.sleep(500);
     }
   }
@@ -238,7 +246,11 @@ export class KnowledgeProvider implements ToolProvider {
     const room = ctx.roomToken;
     const run = async (min: number, ids?: number[]) => {
       // With a name boost, look further and let the boost reorder.
-      const res = await this.#o.rooms.search(kind, ctx.botId, room, model, vector, { limit: imageName ? Math.min(60, limit * 4) : limit, minScore: imageName ? -1 : min, ...(ids ? { ids } : {}) });
+      const res = await this.#o.rooms.search(kind, ctx.botId, room, model, vector, {
+        limit: imageName ? Math.min(60, limit * 4) : limit,
+        minScore: imageName ? -1 : min,
+        ...(ids ? { ids } : {}),
+      });
       let hits = res.hits;
       if (imageName) {
         hits = hits
@@ -259,7 +271,12 @@ export class KnowledgeProvider implements ToolProvider {
     if (found.hits.length === 0) found = await run(Math.min(minScore, 0.2));
     if (found.hits.length === 0) {
       const models = await this.#o.rooms.modelsIn(kind, ctx.botId, room);
-      if (models.length === 0) return textResult(kind === 'doc' ? 'No documents have been shared with this bot in this conversation yet.' : 'No images have been indexed for this bot in this conversation yet.');
+      if (models.length === 0)
+        return textResult(
+          kind === 'doc'
+            ? 'No documents have been shared with this bot in this conversation yet.'
+            : 'No images have been indexed for this bot in this conversation yet.',
+        );
       return textResult(`Nothing in this conversation matched "${query}". Try other keywords.`);
     }
     return textResult(kind === 'doc' ? this.#formatDocs(query, found.hits, found.more) : this.#formatImages(query, found.hits, found.more));
@@ -267,7 +284,9 @@ export class KnowledgeProvider implements ToolProvider {
 
   #formatDocs(query: string, hits: SearchHit[], more: number): string {
     const parts = [header(hits.length, query, more)];
-    hits.forEach((h, i) => parts.push(`---\n**Source ${i + 1}:** ${String(h.meta.name ?? 'document')} (chunk ${h.seq}) [relevance: ${h.score.toFixed(2)}]\n\n${h.text}`));
+    hits.forEach((h, i) =>
+      parts.push(`---\n**Source ${i + 1}:** ${String(h.meta.name ?? 'document')} (chunk ${h.seq}) [relevance: ${h.score.toFixed(2)}]\n\n${h.text}`),
+    );
     return parts.join('\n\n');
   }
 
@@ -291,7 +310,10 @@ export class KnowledgeProvider implements ToolProvider {
   async #analyze(args: Record<string, unknown>, ctx: InvocationContext): Promise<ToolResult> {
     if (ctx.user === null) return errorResult('Image analysis needs a signed-in Nextcloud user.');
     const a = pick(ctx.attachments, 'image', str(args.attachment_name));
-    if (!a) return errorResult(str(args.attachment_name) ? `No image named "${str(args.attachment_name)}" is attached to this message.` : 'No image is attached to this message.');
+    if (!a)
+      return errorResult(
+        str(args.attachment_name) ? `No image named "${str(args.attachment_name)}" is attached to this message.` : 'No image is attached to this message.',
+      );
     const settings = await this.#o.settings.get();
     const bytes = await this.#attachmentBytes(ctx.user, a, settings.maxFileBytes);
     if (!bytes) return errorResult(`The image "${a.name}" is not available to you.`);
@@ -304,7 +326,12 @@ export class KnowledgeProvider implements ToolProvider {
   async #transcribe(args: Record<string, unknown>, ctx: InvocationContext): Promise<ToolResult> {
     if (ctx.user === null) return errorResult('Transcription needs a signed-in Nextcloud user.');
     const a = pick(ctx.attachments, 'audio', str(args.attachment_name));
-    if (!a) return errorResult(str(args.attachment_name) ? `No audio file named "${str(args.attachment_name)}" is attached to this message.` : 'No audio or voice message is attached to this message.');
+    if (!a)
+      return errorResult(
+        str(args.attachment_name)
+          ? `No audio file named "${str(args.attachment_name)}" is attached to this message.`
+          : 'No audio or voice message is attached to this message.',
+      );
     const bytes = await this.#attachmentBytes(ctx.user, a, MAX_AUDIO_BYTES);
     if (!bytes) return errorResult(`The audio file "${a.name}" is not available to you.`);
     const text = await this.#o.speech.transcribe({ bytes, mimeType: a.mimeType, name: a.name }, ctx.signal);

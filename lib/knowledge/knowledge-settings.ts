@@ -212,8 +212,7 @@ export class KnowledgeSettingsService {
       else await this.#vault.put(VAULT_NAMES[field], value);
     }
     await this.#store.set(KNOWLEDGE_SETTINGS_KEY, next);
-    const embeddingChanged =
-      current.embeddingModel !== next.embeddingModel || current.embeddingEndpoint !== next.embeddingEndpoint;
+    const embeddingChanged = current.embeddingModel !== next.embeddingModel || current.embeddingEndpoint !== next.embeddingEndpoint;
     return { settings: next, embeddingChanged };
   }
 

@@ -34,9 +34,8 @@ export const IMAGE_MEMORY_PROMPT =
   'Be factual and specific; do not guess what is not visible.';
 
 // A 1×1 PNG for the admin test.
-const TEST_PNG = Uint8Array.from(
-  atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='),
-  (c) => c.charCodeAt(0),
+const TEST_PNG = Uint8Array.from(atob('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=='), (c) =>
+  c.charCodeAt(0),
 );
 
 /** One second of 8 kHz 8-bit mono silence as WAV, for the admin test. */
@@ -80,23 +79,32 @@ export class VisionClient {
     const e = await this.#endpoint();
     if (!e) throw new MediaError('image analysis is not configured: set a vision model in the admin settings');
     const dataUrl = `data:${image.mimeType};base64,${Buffer.from(image.bytes).toString('base64')}`;
-    const res = await this.#post(e, {
-      model: e.model,
-      temperature: 0.2,
-      max_tokens: 1200,
-      messages: [
-        {
-          role: 'user',
-          content: [
-            { type: 'text', text: `${prompt}\nFilename: ${image.name.replace(/[\r\n]+/g, ' ').slice(0, 200)}` },
-            { type: 'image_url', image_url: { url: dataUrl } },
-          ],
-        },
-      ],
-    }, signal);
+    const res = await this.#post(
+      e,
+      {
+        model: e.model,
+        temperature: 0.2,
+        max_tokens: 1200,
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: `${prompt}\nFilename: ${image.name.replace(/[\r\n]+/g, ' ').slice(0, 200)}` },
+              { type: 'image_url', image_url: { url: dataUrl } },
+            ],
+          },
+        ],
+      },
+      signal,
+    );
     const body = (await res.json().catch(() => null)) as { choices?: Array<{ message?: { content?: unknown } }> } | null;
     const content = body?.choices?.[0]?.message?.content;
-    const text = typeof content === 'string' ? content : Array.isArray(content) ? content.map((p) => (typeof p === 'object' && p && 'text' in p ? String((p as { text: unknown }).text) : '')).join('') : '';
+    const text =
+      typeof content === 'string'
+        ? content
+        : Array.isArray(content)
+          ? content.map((p) => (typeof p === 'object' && p && 'text' in p ? String((p as { text: unknown }).text) : '')).join('')
+          : '';
     if (text.trim() === '') throw new MediaError('the vision model returned no text');
     return { text: text.trim(), model: e.model };
   }
@@ -112,7 +120,11 @@ export class VisionClient {
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });
     } catch (err) {
-      throw new MediaError(timeout.aborted ? 'the vision model did not answer in time' : `the vision endpoint could not be reached${err instanceof Error && err.message ? `: ${err.message}` : ''}`);
+      throw new MediaError(
+        timeout.aborted
+          ? 'the vision model did not answer in time'
+          : `the vision endpoint could not be reached${err instanceof Error && err.message ? `: ${err.message}` : ''}`,
+      );
     }
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);
@@ -129,7 +141,11 @@ export class VisionClient {
       await this.analyze({ bytes: TEST_PNG, mimeType: 'image/png', name: 'test.png' }, 'Reply with OK.');
       return { ok: true, status: 200, message: `the vision model ${e.model} answered` };
     } catch (err) {
-      return { ok: false, status: err instanceof MediaError && err.status ? err.status : null, message: err instanceof Error ? err.message.slice(0, 200) : 'the test failed' };
+      return {
+        ok: false,
+        status: err instanceof MediaError && err.status ? err.status : null,
+        message: err instanceof Error ? err.message.slice(0, 200) : 'the test failed',
+      };
     }
   }
 }
@@ -164,7 +180,11 @@ export class SpeechClient {
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });
     } catch (err) {
-      throw new MediaError(timeout.aborted ? 'the transcription endpoint did not answer in time' : `the transcription endpoint could not be reached${err instanceof Error && err.message ? `: ${err.message}` : ''}`);
+      throw new MediaError(
+        timeout.aborted
+          ? 'the transcription endpoint did not answer in time'
+          : `the transcription endpoint could not be reached${err instanceof Error && err.message ? `: ${err.message}` : ''}`,
+      );
     }
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);
@@ -184,7 +204,11 @@ export class SpeechClient {
       await this.transcribe({ bytes: silentWav(), mimeType: 'audio/wav', name: 'silence.wav' });
       return { ok: true, status: 200, message: `the speech model ${e.model} answered` };
     } catch (err) {
-      return { ok: false, status: err instanceof MediaError && err.status ? err.status : null, message: err instanceof Error ? err.message.slice(0, 200) : 'the test failed' };
+      return {
+        ok: false,
+        status: err instanceof MediaError && err.status ? err.status : null,
+        message: err instanceof Error ? err.message.slice(0, 200) : 'the test failed',
+      };
     }
   }
 }

@@ -88,7 +88,15 @@ export class RoomKnowledge {
    * room_search_images; returns the row ids per kind. The same file again
    * refreshes its retention and indexes it again only if it changed.
    */
-  async onMessage(input: { botId: string; roomToken: string; messageId: string; author: ActingUser; attachments: readonly RoomAttachment[]; documents: boolean; images: boolean }): Promise<{ docs: number[]; images: number[] }> {
+  async onMessage(input: {
+    botId: string;
+    roomToken: string;
+    messageId: string;
+    author: ActingUser;
+    attachments: readonly RoomAttachment[];
+    documents: boolean;
+    images: boolean;
+  }): Promise<{ docs: number[]; images: number[] }> {
     const out = { docs: [] as number[], images: [] as number[] };
     const settings = await this.#o.settings.get();
     for (const a of input.attachments) {
@@ -96,13 +104,28 @@ export class RoomKnowledge {
       if (!kind || !/^\d{1,20}$/.test(a.fileId)) continue;
       const table = this.#table(kind);
       const now = this.#o.now();
-      const existing = await this.#o.db.selectFrom(table).select(['id']).where('bot_id', '=', input.botId).where('room_token', '=', input.roomToken).where('file_id', '=', a.fileId).executeTakeFirst();
+      const existing = await this.#o.db
+        .selectFrom(table)
+        .select(['id'])
+        .where('bot_id', '=', input.botId)
+        .where('room_token', '=', input.roomToken)
+        .where('file_id', '=', a.fileId)
+        .executeTakeFirst();
       let id: number;
       if (existing) {
         id = existing.id;
         await this.#o.db
           .updateTable(table)
-          .set({ message_id: input.messageId, actor_uid: input.author.uid, name: a.name.slice(0, 255), mime_type: a.mimeType.slice(0, 255), size: a.size, status: 'pending', error: null, updated_at: now })
+          .set({
+            message_id: input.messageId,
+            actor_uid: input.author.uid,
+            name: a.name.slice(0, 255),
+            mime_type: a.mimeType.slice(0, 255),
+            size: a.size,
+            status: 'pending',
+            error: null,
+            updated_at: now,
+          })
           .where('id', '=', id)
           .execute();
       } else {
@@ -146,14 +169,24 @@ export class RoomKnowledge {
   async #roomItemCount(botId: string, roomToken: string): Promise<number> {
     let n = 0;
     for (const t of ['room_documents', 'room_images'] as const) {
-      const r = await this.#o.db.selectFrom(t).select((eb) => eb.fn.countAll<number>().as('n')).where('bot_id', '=', botId).where('room_token', '=', roomToken).executeTakeFirstOrThrow();
+      const r = await this.#o.db
+        .selectFrom(t)
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('bot_id', '=', botId)
+        .where('room_token', '=', roomToken)
+        .executeTakeFirstOrThrow();
       n += Number(r.n);
     }
     return n;
   }
 
   /** Status of this room's items for the given files (e.g. the current message's attachments). */
-  async statusOf(kind: RoomItemKind, botId: string, roomToken: string, fileIds: readonly string[]): Promise<Array<{ id: number; fileId: string; name: string; status: string; error: string | null }>> {
+  async statusOf(
+    kind: RoomItemKind,
+    botId: string,
+    roomToken: string,
+    fileIds: readonly string[],
+  ): Promise<Array<{ id: number; fileId: string; name: string; status: string; error: string | null }>> {
     if (fileIds.length === 0) return [];
     const rows = await this.#o.db
       .selectFrom(this.#table(kind))
@@ -165,7 +198,14 @@ export class RoomKnowledge {
     return rows.map((r) => ({ id: r.id, fileId: r.file_id, name: r.name, status: r.status, error: r.error }));
   }
 
-  async search(kind: RoomItemKind, botId: string, roomToken: string, model: string, query: Float32Array, options: { limit: number; minScore: number; ids?: number[] }): Promise<SearchResult> {
+  async search(
+    kind: RoomItemKind,
+    botId: string,
+    roomToken: string,
+    model: string,
+    query: Float32Array,
+    options: { limit: number; minScore: number; ids?: number[] },
+  ): Promise<SearchResult> {
     return this.#o.index.search(roomScope(kind, botId, roomToken), model, query, {
       limit: options.limit,
       minScore: options.minScore,
@@ -192,12 +232,20 @@ export class RoomKnowledge {
   async forgetMessage(roomToken: string, messageId: string): Promise<void> {
     for (const kind of ['doc', 'image'] as const) {
       const table = this.#table(kind);
-      const rows = await this.#o.db.selectFrom(table).select(['id', 'bot_id']).where('room_token', '=', roomToken).where('message_id', '=', messageId).execute();
+      const rows = await this.#o.db
+        .selectFrom(table)
+        .select(['id', 'bot_id'])
+        .where('room_token', '=', roomToken)
+        .where('message_id', '=', messageId)
+        .execute();
       for (const r of rows) {
         await this.#o.index.deleteItems(roomScope(kind, r.bot_id, roomToken), roomGroup(kind, r.id));
         await this.#o.db.deleteFrom(table).where('id', '=', r.id).execute();
       }
-      await this.#o.queue.cancel(kind === 'doc' ? 'room-doc' : 'room-image', rows.map((r) => r.id));
+      await this.#o.queue.cancel(
+        kind === 'doc' ? 'room-doc' : 'room-image',
+        rows.map((r) => r.id),
+      );
     }
   }
 
@@ -214,7 +262,10 @@ export class RoomKnowledge {
         await this.#o.db.deleteFrom(table).where('id', '=', r.id).execute();
         removed++;
       }
-      await this.#o.queue.cancel(kind === 'doc' ? 'room-doc' : 'room-image', rows.map((r) => r.id));
+      await this.#o.queue.cancel(
+        kind === 'doc' ? 'room-doc' : 'room-image',
+        rows.map((r) => r.id),
+      );
     }
     return removed;
   }
@@ -225,7 +276,11 @@ export class RoomKnowledge {
 
   async #fail(kind: RoomItemKind, row: Row, message: string): Promise<void> {
     await this.#o.index.deleteItems(roomScope(kind, row.bot_id, row.room_token), roomGroup(kind, row.id));
-    await this.#o.db.updateTable(this.#table(kind)).set({ status: 'error', error: message.slice(0, 500), chunk_count: 0 }).where('id', '=', row.id).execute();
+    await this.#o.db
+      .updateTable(this.#table(kind))
+      .set({ status: 'error', error: message.slice(0, 500), chunk_count: 0 })
+      .where('id', '=', row.id)
+      .execute();
   }
 
   /** Reads the attachment as its author after the share check; null (and the row marked) when it is not available. */
@@ -268,13 +323,21 @@ export class RoomKnowledge {
       const extracted = await this.#o.extractor.extract({ bytes, name: row.name, mimeType: row.mime_type });
       const chunks = chunkText(extracted.text, { chunkSizeChars: settings.chunkSizeChars, overlapChars: settings.chunkOverlapChars });
       if (chunks.length === 0) throw new ExtractionError('broken', 'no text could be found in the document');
-      const embedded = await this.#o.embeddings.embed(chunks.map((c) => c.text), { signal });
+      const embedded = await this.#o.embeddings.embed(
+        chunks.map((c) => c.text),
+        { signal },
+      );
       await this.#o.index.replaceItems(
         roomScope('doc', row.bot_id, row.room_token),
         embedded.model,
         roomGroup('doc', row.id),
         'file',
-        chunks.map((c, i) => ({ seq: c.index, text: c.text, meta: { name: row.name, fileId: row.file_id, messageId: row.message_id, author: row.actor_uid }, vector: embedded.vectors[i]! })),
+        chunks.map((c, i) => ({
+          seq: c.index,
+          text: c.text,
+          meta: { name: row.name, fileId: row.file_id, messageId: row.message_id, author: row.actor_uid },
+          vector: embedded.vectors[i]!,
+        })),
       );
       await this.#o.db
         .updateTable('room_documents')
@@ -313,7 +376,12 @@ export class RoomKnowledge {
       const text = `Image: ${row.name}\n\n${description}`;
       const embedded = await this.#o.embeddings.embed([text], { signal });
       await this.#o.index.replaceItems(roomScope('image', row.bot_id, row.room_token), embedded.model, roomGroup('image', row.id), 'file', [
-        { seq: 0, text: description, meta: { name: row.name, fileId: row.file_id, messageId: row.message_id, author: row.actor_uid, indexedAt: this.#o.now() }, vector: embedded.vectors[0]! },
+        {
+          seq: 0,
+          text: description,
+          meta: { name: row.name, fileId: row.file_id, messageId: row.message_id, author: row.actor_uid, indexedAt: this.#o.now() },
+          vector: embedded.vectors[0]!,
+        },
       ]);
       await this.#o.db
         .updateTable('room_images')

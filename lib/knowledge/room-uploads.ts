@@ -47,7 +47,8 @@ export class RoomUploads {
         documents,
         images,
       });
-      if (queued.docs.length + queued.images.length > 0) this.#d.logger.debug({ botId: bot.id, docs: queued.docs.length, images: queued.images.length }, 'room uploads queued for indexing');
+      if (queued.docs.length + queued.images.length > 0)
+        this.#d.logger.debug({ botId: bot.id, docs: queued.docs.length, images: queued.images.length }, 'room uploads queued for indexing');
     } catch (err) {
       this.#d.logger.warn({ err, botId: bot.id }, 'could not queue room uploads for indexing');
     }

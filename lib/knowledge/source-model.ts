@@ -91,7 +91,11 @@ export function view(r: SourceRow): SourceView {
 /** Transient failures retry the job; problems with one file are that file's error. */
 export function isTransient(err: unknown): boolean {
   if (err instanceof EmbeddingError) return err.retryable;
-  if (err instanceof NextcloudError) return !(err instanceof NextcloudNotFoundError || err instanceof NextcloudForbiddenError || err instanceof NextcloudAuthError) && (err.status === 0 || err.status >= 500 || err.status === 429);
+  if (err instanceof NextcloudError)
+    return (
+      !(err instanceof NextcloudNotFoundError || err instanceof NextcloudForbiddenError || err instanceof NextcloudAuthError) &&
+      (err.status === 0 || err.status >= 500 || err.status === 429)
+    );
   if (err instanceof EgressError) return err.code === 'timeout' || err.code === 'network' || (err.code === 'http-status' && err.status >= 500);
   return false;
 }

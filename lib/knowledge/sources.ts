@@ -20,7 +20,17 @@ import type { KnowledgeSettingsService } from './knowledge-settings.ts';
 import type { SourceKind, SourceStage } from '../storage/tables/knowledge-tables.ts';
 import { ownerMayShare, type FileAccess, type NodeInfo } from './nextcloud-files.ts';
 import type { VectorIndex } from './vector-index.ts';
-import { SourceError, botScope, isTransient, normalizeSourceUrl, sourceGroup, view, type SourceFileView, type SourceRow, type SourceView } from './source-model.ts';
+import {
+  SourceError,
+  botScope,
+  isTransient,
+  normalizeSourceUrl,
+  sourceGroup,
+  view,
+  type SourceFileView,
+  type SourceRow,
+  type SourceView,
+} from './source-model.ts';
 
 export interface SourcesOptions {
   db: Kysely<Database>;
@@ -61,17 +71,11 @@ function sha256(bytes: Uint8Array | string): string {
 }
 
 export class KnowledgeSources {
-  readonly #o: Required<Omit<SourcesOptions, 'notify' | 'isPersonalBot' | 'onProgress'>> & Pick<SourcesOptions, 'notify' | 'onProgress'> & { isPersonalBot: (botId: string) => Promise<boolean> };
+  readonly #o: Required<Omit<SourcesOptions, 'notify' | 'isPersonalBot' | 'onProgress'>> &
+    Pick<SourcesOptions, 'notify' | 'onProgress'> & { isPersonalBot: (botId: string) => Promise<boolean> };
 
   constructor(options: SourcesOptions) {
-    this.#o = {
-      now: Date.now,
-      maxFilesPerSource: 5_000,
-      maxFolderDepth: 25,
-      fileConcurrency: 3,
-      isPersonalBot: async () => false,
-      ...options,
-    };
+    this.#o = { now: Date.now, maxFilesPerSource: 5_000, maxFolderDepth: 25, fileConcurrency: 3, isPersonalBot: async () => false, ...options };
   }
 
   // ---- managing sources ----
@@ -105,7 +109,13 @@ export class KnowledgeSources {
     return this.#insert(botId, owner.uid, 'url', `url:${sha256(url)}`, { file_id: null, url, label: url });
   }
 
-  async #insert(botId: string, ownerUid: string, kind: SourceKind, key: string, fields: { file_id: string | null; url: string | null; label: string }): Promise<SourceView> {
+  async #insert(
+    botId: string,
+    ownerUid: string,
+    kind: SourceKind,
+    key: string,
+    fields: { file_id: string | null; url: string | null; label: string },
+  ): Promise<SourceView> {
     const existing = await this.#o.db.selectFrom('knowledge_sources').selectAll().where('bot_id', '=', botId).where('source_key', '=', key).executeTakeFirst();
     if (existing) return view(existing as SourceRow);
     const now = this.#o.now();
@@ -134,7 +144,8 @@ export class KnowledgeSources {
       .onConflict((oc) => oc.columns(['bot_id', 'source_key']).doNothing())
       .returningAll()
       .executeTakeFirst();
-    const stored = row ?? (await this.#o.db.selectFrom('knowledge_sources').selectAll().where('bot_id', '=', botId).where('source_key', '=', key).executeTakeFirstOrThrow());
+    const stored =
+      row ?? (await this.#o.db.selectFrom('knowledge_sources').selectAll().where('bot_id', '=', botId).where('source_key', '=', key).executeTakeFirstOrThrow());
     await this.#o.queue.enqueue('source', stored.id);
     this.#o.notify?.();
     return view(stored as SourceRow);
@@ -157,7 +168,11 @@ export class KnowledgeSources {
 
   async reindex(sourceId: number): Promise<void> {
     const now = this.#o.now();
-    const r = await this.#o.db.updateTable('knowledge_sources').set({ status: 'pending', stage: 'queued', updated_at: now }).where('id', '=', sourceId).executeTakeFirst();
+    const r = await this.#o.db
+      .updateTable('knowledge_sources')
+      .set({ status: 'pending', stage: 'queued', updated_at: now })
+      .where('id', '=', sourceId)
+      .executeTakeFirst();
     if (Number(r.numUpdatedRows) === 0) throw new SourceError(404, 'no such source');
     await this.#o.queue.enqueue('source', sourceId, { force: true });
     this.#o.notify?.();
@@ -196,7 +211,12 @@ export class KnowledgeSources {
    * source says why.
    */
   async cleanupOrphans(): Promise<number> {
-    const rows = (await this.#o.db.selectFrom('knowledge_sources').selectAll().where('kind', 'in', ['file', 'folder']).where('status', 'in', ['ready', 'error']).execute()) as SourceRow[];
+    const rows = (await this.#o.db
+      .selectFrom('knowledge_sources')
+      .selectAll()
+      .where('kind', 'in', ['file', 'folder'])
+      .where('status', 'in', ['ready', 'error'])
+      .execute()) as SourceRow[];
     let cleaned = 0;
     for (const r of rows) {
       const owner = issueForStoredPrincipal(r.owner_uid);
@@ -210,7 +230,12 @@ export class KnowledgeSources {
       const allowed = node !== null && ((await this.#o.isPersonalBot(r.bot_id)) || ownerMayShare(node, r.owner_uid));
       if (allowed) continue;
       if (r.chunk_count === 0 && r.status === 'error') continue;
-      await this.#orphan(r, node === null ? 'The file or folder no longer exists or is no longer accessible to its owner.' : 'The file or folder is no longer owned by the bot owner, nor may they reshare it.');
+      await this.#orphan(
+        r,
+        node === null
+          ? 'The file or folder no longer exists or is no longer accessible to its owner.'
+          : 'The file or folder is no longer owned by the bot owner, nor may they reshare it.',
+      );
       cleaned++;
     }
     return cleaned;
@@ -221,7 +246,15 @@ export class KnowledgeSources {
     await this.#o.db.deleteFrom('knowledge_source_files').where('source_id', '=', r.id).execute();
     await this.#o.db
       .updateTable('knowledge_sources')
-      .set({ status: 'error', stage: null, message: `${why} ${removed} chunk(s) removed. You can remove this source.`, chunk_count: 0, file_count: 0, error_count: 0, updated_at: this.#o.now() })
+      .set({
+        status: 'error',
+        stage: null,
+        message: `${why} ${removed} chunk(s) removed. You can remove this source.`,
+        chunk_count: 0,
+        file_count: 0,
+        error_count: 0,
+        updated_at: this.#o.now(),
+      })
       .where('id', '=', r.id)
       .execute();
   }
@@ -237,7 +270,11 @@ export class KnowledgeSources {
     const last = this.#lastWrite.get(id);
     if (stage !== 'collecting' && last !== undefined && now - last < 250 && now >= last) return;
     this.#lastWrite.set(id, now);
-    await this.#o.db.updateTable('knowledge_sources').set({ status: 'indexing', stage, progress_current: current, progress_total: total, updated_at: this.#o.now() }).where('id', '=', id).execute();
+    await this.#o.db
+      .updateTable('knowledge_sources')
+      .set({ status: 'indexing', stage, progress_current: current, progress_total: total, updated_at: this.#o.now() })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Handler of 'source' jobs. */
@@ -246,7 +283,11 @@ export class KnowledgeSources {
     if (!r) return;
     const model = await this.#o.embeddings.activeModel();
     if (!model) {
-      await this.#o.db.updateTable('knowledge_sources').set({ status: 'error', stage: null, message: 'No embedding model is configured; ask an admin to set one.', updated_at: this.#o.now() }).where('id', '=', r.id).execute();
+      await this.#o.db
+        .updateTable('knowledge_sources')
+        .set({ status: 'error', stage: null, message: 'No embedding model is configured; ask an admin to set one.', updated_at: this.#o.now() })
+        .where('id', '=', r.id)
+        .execute();
       return;
     }
     const owner = issueForStoredPrincipal(r.owner_uid);
@@ -320,7 +361,12 @@ export class KnowledgeSources {
       const bytes = await this.#download(r, owner, c, settings.maxFileBytes, settings.urlMaxBytes, settings.urlTimeoutSeconds);
       const hash = sha256(bytes.bytes);
       if (!force && prev && prev.status === 'ready' && prev.embedding_model === model && prev.content_hash === hash) {
-        await this.#o.db.updateTable('knowledge_source_files').set({ etag: c.node?.etag ?? null, updated_at: this.#o.now() }).where('source_id', '=', r.id).where('file_key', '=', c.fileKey).execute();
+        await this.#o.db
+          .updateTable('knowledge_source_files')
+          .set({ etag: c.node?.etag ?? null, updated_at: this.#o.now() })
+          .where('source_id', '=', r.id)
+          .where('file_key', '=', c.fileKey)
+          .execute();
         return;
       }
       const extracted = await this.#o.extractor.extract({ bytes: bytes.bytes, name: bytes.name, mimeType: bytes.mimeType });
@@ -338,7 +384,12 @@ export class KnowledgeSources {
         embedded.model,
         sourceGroup(r.id),
         c.fileKey,
-        chunks.map((ch, j) => ({ seq: ch.index, text: ch.text, meta: { path: c.path, fileKey: c.fileKey, format: extracted.format, via: extracted.via }, vector: embedded.vectors[j]! })),
+        chunks.map((ch, j) => ({
+          seq: ch.index,
+          text: ch.text,
+          meta: { path: c.path, fileKey: c.fileKey, format: extracted.format, via: extracted.via },
+          vector: embedded.vectors[j]!,
+        })),
       );
       await this.#recordFile(r.id, c, { status: 'ready', error: extracted.warnings[0] ?? null, hash, model: embedded.model, chunks: chunks.length });
     } catch (err) {
@@ -378,13 +429,23 @@ export class KnowledgeSources {
     return out;
   }
 
-  async #download(r: SourceRow, owner: ActingUser, c: Candidate, maxFileBytes: number, urlMaxBytes: number, urlTimeoutSeconds: number): Promise<{ bytes: Uint8Array; name: string; mimeType: string }> {
+  async #download(
+    r: SourceRow,
+    owner: ActingUser,
+    c: Candidate,
+    maxFileBytes: number,
+    urlMaxBytes: number,
+    urlTimeoutSeconds: number,
+  ): Promise<{ bytes: Uint8Array; name: string; mimeType: string }> {
     if (r.kind === 'url') {
       const egress = this.#o.egressFor({ maxBytes: urlMaxBytes, timeoutMs: urlTimeoutSeconds * 1000 });
       let got;
       try {
         got = await fetchBytes(egress, r.url ?? '', {
-          headers: { 'user-agent': USER_AGENT, accept: 'text/html,application/xhtml+xml,application/pdf,text/plain,application/json,application/xml;q=0.9,*/*;q=0.5' },
+          headers: {
+            'user-agent': USER_AGENT,
+            accept: 'text/html,application/xhtml+xml,application/pdf,text/plain,application/json,application/xml;q=0.9,*/*;q=0.5',
+          },
         });
       } finally {
         await egress.close().catch(() => undefined);
@@ -392,13 +453,23 @@ export class KnowledgeSources {
       const name = new URL(got.finalUrl).pathname.split('/').pop() || 'index.html';
       const mime = got.contentType.split(';')[0]?.trim() ?? '';
       // A page without an extension is named after its type, so the reader is chosen by content type.
-      return { bytes: got.bytes, name: /\.[a-z0-9]{2,5}$/i.test(name) ? name : `${name}.${mime.includes('html') ? 'html' : mime.includes('json') ? 'json' : mime.includes('xml') ? 'xml' : mime.includes('pdf') ? 'pdf' : 'txt'}`, mimeType: mime };
+      return {
+        bytes: got.bytes,
+        name: /\.[a-z0-9]{2,5}$/i.test(name)
+          ? name
+          : `${name}.${mime.includes('html') ? 'html' : mime.includes('json') ? 'json' : mime.includes('xml') ? 'xml' : mime.includes('pdf') ? 'pdf' : 'txt'}`,
+        mimeType: mime,
+      };
     }
     const node = c.node!;
     return { bytes: await this.#o.files.read(owner, node, maxFileBytes), name: node.name, mimeType: node.mimeType };
   }
 
-  async #recordFile(sourceId: number, c: Candidate, v: { status: 'ready' | 'error'; error: string | null; hash: string | null; model: string | null; chunks: number }): Promise<void> {
+  async #recordFile(
+    sourceId: number,
+    c: Candidate,
+    v: { status: 'ready' | 'error'; error: string | null; hash: string | null; model: string | null; chunks: number },
+  ): Promise<void> {
     const row = {
       source_id: sourceId,
       file_key: c.fileKey,
@@ -414,7 +485,20 @@ export class KnowledgeSources {
     await this.#o.db
       .insertInto('knowledge_source_files')
       .values(row)
-      .onConflict((oc) => oc.columns(['source_id', 'file_key']).doUpdateSet({ path: row.path, etag: row.etag, content_hash: row.content_hash, embedding_model: row.embedding_model, status: row.status, error: row.error, chunk_count: row.chunk_count, updated_at: row.updated_at }))
+      .onConflict((oc) =>
+        oc
+          .columns(['source_id', 'file_key'])
+          .doUpdateSet({
+            path: row.path,
+            etag: row.etag,
+            content_hash: row.content_hash,
+            embedding_model: row.embedding_model,
+            status: row.status,
+            error: row.error,
+            chunk_count: row.chunk_count,
+            updated_at: row.updated_at,
+          }),
+      )
       .execute();
   }
 

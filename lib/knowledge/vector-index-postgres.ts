@@ -103,26 +103,46 @@ export class PostgresVectorIndex extends BaseVectorIndex {
       const parts = await this.#scopePartitions(trx, scope, true);
       await this.#deleteRows(trx, parts, group, itemKey);
       if (items.length === 0) return;
-      let p = await trx.selectFrom('knowledge_partitions').select(['id', 'dims']).where('scope_kind', '=', s.kind).where('bot_id', '=', s.botId).where('room_token', '=', s.roomToken).where('model', '=', model).executeTakeFirstOrThrow();
+      let p = await trx
+        .selectFrom('knowledge_partitions')
+        .select(['id', 'dims'])
+        .where('scope_kind', '=', s.kind)
+        .where('bot_id', '=', s.botId)
+        .where('room_token', '=', s.roomToken)
+        .where('model', '=', model)
+        .executeTakeFirstOrThrow();
       if (p.dims !== dims) {
-        const left = await trx.selectFrom('knowledge_items').select((eb) => eb.fn.countAll<number>().as('n')).where('partition_id', '=', p.id).executeTakeFirstOrThrow();
+        const left = await trx
+          .selectFrom('knowledge_items')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('partition_id', '=', p.id)
+          .executeTakeFirstOrThrow();
         if (Number(left.n) > 0) throw new Error(`the embedding model "${model}" now returns ${dims} dimensions instead of ${p.dims}: reindex all sources`);
-        await trx.updateTable('knowledge_partitions').set({ dims, generation: sql`generation + 1`, deletions: sql`deletions + 1` } as never).where('id', '=', p.id).execute();
+        await trx
+          .updateTable('knowledge_partitions')
+          .set({ dims, generation: sql`generation + 1`, deletions: sql`deletions + 1` } as never)
+          .where('id', '=', p.id)
+          .execute();
         p = { id: p.id, dims };
       }
       const bytesPerVector = Math.ceil(dims / 64) * 8;
       for (let i = 0; i < items.length; i += INSERT_PAGE) {
-        const page = items.slice(i, i + INSERT_PAGE).map((it) => ({
-          partition_id: p.id,
-          grp: group,
-          item_key: itemKey,
-          seq: it.seq,
-          bits: Buffer.from(quantize(it.vector, bytesPerVector)),
-          emb: Buffer.from(vectorToBytes(it.vector)),
-          text: it.text,
-          meta: JSON.stringify(it.meta),
-        }));
-        await trx.insertInto('knowledge_items').values(page as never).execute();
+        const page = items
+          .slice(i, i + INSERT_PAGE)
+          .map((it) => ({
+            partition_id: p.id,
+            grp: group,
+            item_key: itemKey,
+            seq: it.seq,
+            bits: Buffer.from(quantize(it.vector, bytesPerVector)),
+            emb: Buffer.from(vectorToBytes(it.vector)),
+            text: it.text,
+            meta: JSON.stringify(it.meta),
+          }));
+        await trx
+          .insertInto('knowledge_items')
+          .values(page as never)
+          .execute();
       }
       await trx
         .updateTable('knowledge_partitions')
@@ -168,7 +188,11 @@ export class PostgresVectorIndex extends BaseVectorIndex {
   async countItems(scope: PartitionScope, group: string, itemKey?: string): Promise<number> {
     const ids = (await this.#scopePartitions(this.#db, scope, false)).map((p) => p.id);
     if (ids.length === 0) return 0;
-    let q = this.#db.selectFrom('knowledge_items').select((eb) => eb.fn.countAll<number>().as('n')).where('partition_id', 'in', ids).where('grp', '=', group);
+    let q = this.#db
+      .selectFrom('knowledge_items')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('partition_id', 'in', ids)
+      .where('grp', '=', group);
     if (itemKey !== undefined) q = q.where('item_key', '=', itemKey);
     return Number((await q.executeTakeFirstOrThrow()).n);
   }
@@ -191,7 +215,14 @@ export class PostgresVectorIndex extends BaseVectorIndex {
   }
 
   protected async loadBits(partitionId: number, afterId: number, limit: number): Promise<{ ids: number[]; bits: Uint8Array }> {
-    const rows = await this.#db.selectFrom('knowledge_items').select(['id', 'bits']).where('partition_id', '=', partitionId).where('id', '>', afterId).orderBy('id').limit(limit).execute();
+    const rows = await this.#db
+      .selectFrom('knowledge_items')
+      .select(['id', 'bits'])
+      .where('partition_id', '=', partitionId)
+      .where('id', '>', afterId)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
     if (rows.length === 0) return { ids: [], bits: new Uint8Array(0) };
     const width = rows[0]!.bits.length;
     const bits = new Uint8Array(rows.length * width);
@@ -206,7 +237,11 @@ export class PostgresVectorIndex extends BaseVectorIndex {
   protected async vectors(ids: readonly number[]): Promise<Map<number, Float32Array>> {
     const out = new Map<number, Float32Array>();
     if (ids.length === 0) return out;
-    const rows = await this.#db.selectFrom('knowledge_items').select(['id', 'emb']).where('id', '=', sql<number>`any(${sql.val([...ids])}::bigint[])`).execute();
+    const rows = await this.#db
+      .selectFrom('knowledge_items')
+      .select(['id', 'emb'])
+      .where('id', '=', sql<number>`any(${sql.val([...ids])}::bigint[])`)
+      .execute();
     for (const r of rows) out.set(Number(r.id), bytesToVector(r.emb));
     return out;
   }

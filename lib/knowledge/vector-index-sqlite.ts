@@ -96,7 +96,9 @@ export class SqliteVectorIndex extends BaseVectorIndex {
   #vecTable(dims: number): string {
     if (!Number.isInteger(dims) || dims <= 0 || dims > 16384) throw new Error(`unsupported vector size ${dims}`);
     if (!this.#vecTables.has(dims)) {
-      this.#db.exec(`create virtual table if not exists kv_bits_${dims} using vec0(id integer primary key, partition_id integer partition key, bits bit[${dims}])`);
+      this.#db.exec(
+        `create virtual table if not exists kv_bits_${dims} using vec0(id integer primary key, partition_id integer partition key, bits bit[${dims}])`,
+      );
       this.#vecTables.add(dims);
     }
     return `kv_bits_${dims}`;
@@ -104,7 +106,9 @@ export class SqliteVectorIndex extends BaseVectorIndex {
 
   #scopePartitions(scope: PartitionScope): Array<{ id: number; dims: number }> {
     const s = scopeColumns(scope);
-    return this.#db.prepare('select id, dims from kv_partitions where scope_kind = ? and bot_id = ? and room_token = ?').all(s.kind, s.botId, s.roomToken) as Array<{ id: number; dims: number }>;
+    return this.#db
+      .prepare('select id, dims from kv_partitions where scope_kind = ? and bot_id = ? and room_token = ?')
+      .all(s.kind, s.botId, s.roomToken) as Array<{ id: number; dims: number }>;
   }
 
   /** Deletes rows of the given partitions matching the group (and item); updates counters. */
@@ -124,7 +128,9 @@ export class SqliteVectorIndex extends BaseVectorIndex {
         delItem.run(r.id);
         delBits.run(BigInt(r.id));
       }
-      this.#db.prepare('update kv_partitions set count = count - ?, generation = generation + 1, deletions = deletions + 1 where id = ?').run(rows.length, p.id);
+      this.#db
+        .prepare('update kv_partitions set count = count - ?, generation = generation + 1, deletions = deletions + 1 where id = ?')
+        .run(rows.length, p.id);
       removed += rows.length;
     }
     return removed;
@@ -137,9 +143,9 @@ export class SqliteVectorIndex extends BaseVectorIndex {
     this.#db.transaction(() => {
       this.#deleteRows(this.#scopePartitions(scope), group, itemKey);
       if (items.length === 0) return;
-      let p = this.#db.prepare('select id, dims from kv_partitions where scope_kind = ? and bot_id = ? and room_token = ? and model = ?').get(s.kind, s.botId, s.roomToken, model) as
-        | { id: number; dims: number }
-        | undefined;
+      let p = this.#db
+        .prepare('select id, dims from kv_partitions where scope_kind = ? and bot_id = ? and room_token = ? and model = ?')
+        .get(s.kind, s.botId, s.roomToken, model) as { id: number; dims: number } | undefined;
       if (p && p.dims !== dims) {
         const left = (this.#db.prepare('select count(*) as n from kv_items where partition_id = ?').get(p.id) as { n: number }).n;
         if (left > 0) throw new Error(`the embedding model "${model}" now returns ${dims} dimensions instead of ${p.dims}: reindex all sources`);
@@ -148,7 +154,9 @@ export class SqliteVectorIndex extends BaseVectorIndex {
       }
       if (!p) {
         const id = Number(
-          this.#db.prepare('insert into kv_partitions (scope_kind, bot_id, room_token, model, dims) values (?, ?, ?, ?, ?)').run(s.kind, s.botId, s.roomToken, model, dims).lastInsertRowid,
+          this.#db
+            .prepare('insert into kv_partitions (scope_kind, bot_id, room_token, model, dims) values (?, ?, ?, ?, ?)')
+            .run(s.kind, s.botId, s.roomToken, model, dims).lastInsertRowid,
         );
         p = { id, dims };
       }
@@ -216,13 +224,16 @@ export class SqliteVectorIndex extends BaseVectorIndex {
 
   protected async partition(scope: PartitionScope, model: string): Promise<PartitionRow | null> {
     const s = scopeColumns(scope);
-    const row = this.#stmt('select id, dims, count, generation, deletions from kv_partitions where scope_kind = ? and bot_id = ? and room_token = ? and model = ?')
-      .get(s.kind, s.botId, s.roomToken, model) as PartitionRow | undefined;
+    const row = this.#stmt(
+      'select id, dims, count, generation, deletions from kv_partitions where scope_kind = ? and bot_id = ? and room_token = ? and model = ?',
+    ).get(s.kind, s.botId, s.roomToken, model) as PartitionRow | undefined;
     return row ?? null;
   }
 
   protected async loadBits(partitionId: number, afterId: number, limit: number): Promise<{ ids: number[]; bits: Uint8Array }> {
-    const rows = this.#stmt('select id, bits from kv_items where partition_id = ? and id > ? order by id limit ?').raw(true).all(partitionId, afterId, limit) as Array<[number, Buffer]>;
+    const rows = this.#stmt('select id, bits from kv_items where partition_id = ? and id > ? order by id limit ?')
+      .raw(true)
+      .all(partitionId, afterId, limit) as Array<[number, Buffer]>;
     if (rows.length === 0) return { ids: [], bits: new Uint8Array(0) };
     const width = rows[0]![1].length;
     const bits = new Uint8Array(rows.length * width);
@@ -238,7 +249,9 @@ export class SqliteVectorIndex extends BaseVectorIndex {
     const out = new Map<number, Float32Array>();
     if (ids.length === 0) return out;
     // A plain id → blob table; reranking through vec0 with `rowid in (…)` scans everything.
-    const rows = this.#stmt('select id, emb from kv_items where id in (select value from json_each(?))').raw(true).all(JSON.stringify(ids)) as Array<[number, Buffer]>;
+    const rows = this.#stmt('select id, emb from kv_items where id in (select value from json_each(?))').raw(true).all(JSON.stringify(ids)) as Array<
+      [number, Buffer]
+    >;
     for (const [id, emb] of rows) out.set(id, bytesToVector(emb));
     return out;
   }
@@ -246,8 +259,9 @@ export class SqliteVectorIndex extends BaseVectorIndex {
   protected async items(ids: readonly number[]): Promise<Map<number, ItemRow>> {
     const out = new Map<number, ItemRow>();
     if (ids.length === 0) return out;
-    const rows = this.#stmt('select id, grp as "group", item_key as itemKey, seq, text, meta from kv_items where id in (select value from json_each(?))')
-      .all(JSON.stringify(ids)) as ItemRow[];
+    const rows = this.#stmt('select id, grp as "group", item_key as itemKey, seq, text, meta from kv_items where id in (select value from json_each(?))').all(
+      JSON.stringify(ids),
+    ) as ItemRow[];
     for (const r of rows) out.set(r.id, r);
     return out;
   }
@@ -258,7 +272,9 @@ export class SqliteVectorIndex extends BaseVectorIndex {
       groups === null
         ? this.#db.prepare('select id, vec_distance_cosine(emb, ?) as d from kv_items where partition_id = ? order by d limit ?').raw().all(q, partitionId, k)
         : this.#db
-            .prepare('select id, vec_distance_cosine(emb, ?) as d from kv_items where partition_id = ? and grp in (select value from json_each(?)) order by d limit ?')
+            .prepare(
+              'select id, vec_distance_cosine(emb, ?) as d from kv_items where partition_id = ? and grp in (select value from json_each(?)) order by d limit ?',
+            )
             .raw()
             .all(q, partitionId, JSON.stringify(groups), k)
     ) as Array<[number, number]>;
@@ -295,4 +311,3 @@ export class SqliteVectorIndex extends BaseVectorIndex {
     setImmediate(step);
   }
 }
-

@@ -213,7 +213,12 @@ export abstract class BaseVectorIndex implements VectorIndex {
   protected abstract vectors(ids: readonly number[]): Promise<Map<number, Float32Array>>;
   protected abstract items(ids: readonly number[]): Promise<Map<number, ItemRow>>;
   /** Exact top-k of a small partition, or of some of its groups. */
-  protected abstract exact(partitionId: number, query: Float32Array, k: number, groups: readonly string[] | null): Promise<Array<{ id: number; score: number }>>;
+  protected abstract exact(
+    partitionId: number,
+    query: Float32Array,
+    k: number,
+    groups: readonly string[] | null,
+  ): Promise<Array<{ id: number; score: number }>>;
   /** The prefilter when no matrix is resident; null when the backend has none (then the matrix is loaded now). */
   protected abstract fallbackCandidates(p: PartitionRow, queryBits: Uint8Array, k: number): Promise<number[] | null>;
   /** Called when a large partition's matrix is missing or stale; may load in the background. */
@@ -224,7 +229,8 @@ export abstract class BaseVectorIndex implements VectorIndex {
     const minScore = options.minScore ?? -1;
     const p = await this.partition(scope, model);
     if (!p || p.count === 0) return { hits: [], moreAvailable: 0, method: 'empty' };
-    if (query.length !== p.dims) throw new Error(`the query has ${query.length} dimensions but the index has ${p.dims}: reindex with the current embedding model`);
+    if (query.length !== p.dims)
+      throw new Error(`the query has ${query.length} dimensions but the index has ${p.dims}: reindex with the current embedding model`);
     let scored: Array<{ id: number; score: number }>;
     let method: SearchResult['method'];
     const want = limit + 50; // a margin so "more available" can be counted
@@ -236,7 +242,7 @@ export abstract class BaseVectorIndex implements VectorIndex {
       const coarse = Math.max(1, Math.ceil(512 / p.dims));
       const k = Math.min(p.count, Math.max(this.options.minCandidates, limit * this.options.candidateFactor) * coarse);
       const bits = quantize(query, Math.ceil(p.dims / 64) * 8);
-      let candidates: number[] | null = null;
+      let candidates: number[] | null;
       const resident = await this.#resident(p, false);
       if (resident) {
         candidates = resident.nearest(bits, k).ids;
@@ -264,7 +270,7 @@ export abstract class BaseVectorIndex implements VectorIndex {
     for (const t of top) {
       const r = rows.get(t.id);
       if (!r) continue;
-      let meta: Record<string, unknown> = {};
+      let meta: Record<string, unknown>;
       try {
         meta = JSON.parse(r.meta) as Record<string, unknown>;
       } catch {

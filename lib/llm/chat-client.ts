@@ -20,7 +20,7 @@ import { LlmError, LlmNotConfiguredError, ModelNotAllowedError, type EndpointNam
 
 export { LlmError, LlmNotConfiguredError, ModelNotAllowedError };
 import { LlmAbortedError, LlmTimeoutError, LlmUnavailableError, TRANSIENT_TEXT, fromStatus } from './provider-errors.ts';
-import { buildChatBody, type ChatMessage, type ChatRequest } from './chat-request.ts';
+import { buildChatBody, type ChatRequest } from './chat-request.ts';
 
 export type { ChatMessage, ChatRequest } from './chat-request.ts';
 
@@ -91,7 +91,8 @@ export function toLlmError(err: unknown, model: string, userSignal?: AbortSignal
   if (deadline?.aborted || isSdkError(err, 'APIConnectionTimeoutError')) return new LlmTimeoutError(model, err);
   if (isSdkError(err, 'APIUserAbortError')) return new LlmAbortedError(model);
   if (err instanceof ProviderHttpError) return fromStatus(err.status, err.headers, model, err);
-  if (err instanceof ProviderStreamError) return new LlmUnavailableError(model, 'provider reported an error', { transient: TRANSIENT_TEXT.test(err.message), cause: err });
+  if (err instanceof ProviderStreamError)
+    return new LlmUnavailableError(model, 'provider reported an error', { transient: TRANSIENT_TEXT.test(err.message), cause: err });
   const apiError = isSdkError(err, 'APIError') ? (err as InstanceType<Sdk['APIError']>) : null;
   if (apiError && typeof apiError.status === 'number') return fromStatus(apiError.status, apiError.headers, model, err);
   if (apiError) {
@@ -118,11 +119,7 @@ const SILENT_LOGGER = { error() {}, warn() {}, info() {}, debug() {} };
 function deadline(ms: number, user?: AbortSignal): { signal: AbortSignal; deadline: AbortSignal; clear: () => void } {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), ms);
-  return {
-    signal: user ? AbortSignal.any([user, controller.signal]) : controller.signal,
-    deadline: controller.signal,
-    clear: () => clearTimeout(timer),
-  };
+  return { signal: user ? AbortSignal.any([user, controller.signal]) : controller.signal, deadline: controller.signal, clear: () => clearTimeout(timer) };
 }
 
 /**

@@ -22,7 +22,6 @@ export interface ChatRequest {
   signal?: AbortSignal;
 }
 
-
 const GPT5 = /(^|\/)gpt-5([.-]|$)/i;
 
 export function isGpt5Family(modelId: string): boolean {

@@ -150,7 +150,14 @@ export async function* chunkBatches(res: Response | StreamedAnswer, paceMs: numb
 
 /** A whole (non-streamed) completion as one chunk. */
 function asChunk(json: unknown): ChunkLike {
-  const j = json as { error?: unknown; choices?: Array<{ message?: { content?: unknown; tool_calls?: Array<{ id?: string; function?: { name?: string; arguments?: unknown } }> }; finish_reason?: string | null }>; usage?: ChunkLike['usage'] } | null;
+  const j = json as {
+    error?: unknown;
+    choices?: Array<{
+      message?: { content?: unknown; tool_calls?: Array<{ id?: string; function?: { name?: string; arguments?: unknown } }> };
+      finish_reason?: string | null;
+    }>;
+    usage?: ChunkLike['usage'];
+  } | null;
   if (j === null || typeof j !== 'object') throw new SyntaxError('the answer is not a JSON object');
   if (j.error) throw new ProviderStreamError(providerMessage(j.error));
   const choice = j.choices?.[0];
@@ -159,7 +166,10 @@ function asChunk(json: unknown): ChunkLike {
   return {
     choices: [
       {
-        delta: { content: message.content, tool_calls: (message.tool_calls ?? []).map((t, index) => ({ index, ...(t.id ? { id: t.id } : {}), ...(t.function ? { function: t.function } : {}) })) },
+        delta: {
+          content: message.content,
+          tool_calls: (message.tool_calls ?? []).map((t, index) => ({ index, ...(t.id ? { id: t.id } : {}), ...(t.function ? { function: t.function } : {}) })),
+        },
         finish_reason: choice.finish_reason ?? 'stop',
       },
     ],

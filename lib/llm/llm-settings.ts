@@ -30,10 +30,7 @@ export interface PublicKeyState {
 }
 
 /** What the admin API shows: the settings with each key replaced by its state. */
-export type PublicLlmSettings = Omit<LlmSettings, 'primaryKeySet' | 'secondaryKeySet'> & {
-  primaryKey: PublicKeyState;
-  secondaryKey: PublicKeyState;
-};
+export type PublicLlmSettings = Omit<LlmSettings, 'primaryKeySet' | 'secondaryKeySet'> & { primaryKey: PublicKeyState; secondaryKey: PublicKeyState };
 
 type StoredSettings = Omit<LlmSettings, 'primaryKeySet' | 'secondaryKeySet'>;
 
@@ -58,7 +55,6 @@ export const LLM_DEFAULTS: Readonly<StoredSettings> = Object.freeze({
 
 export { endpointProblem };
 
-
 const modelField = z
   .string({ error: 'must be a model name or null' })
   .nullable()
@@ -78,7 +74,6 @@ const allowedModelsField = z
       if (problem) ctx.addIssue({ code: 'custom', message: `"${m.slice(0, 80)}" ${problem}` });
     }
   });
-
 
 const timeoutField = intField(5, 900, 'seconds');
 
@@ -131,7 +126,8 @@ function crossFieldProblems(s: StoredSettings): Record<string, string> {
   if (needsSecondary(s.defaultModel)) problems.defaultModel = message;
   if (needsSecondary(s.fallbackModel)) problems.fallbackModel = message;
   const bad = s.allowedModels.filter(needsSecondary);
-  if (bad.length > 0) problems.allowedModels = `${bad.map((m) => `"${m.slice(0, 80)}"`).join(', ')} ${bad.length === 1 ? 'refers' : 'refer'} to the secondary endpoint, which is not configured`;
+  if (bad.length > 0)
+    problems.allowedModels = `${bad.map((m) => `"${m.slice(0, 80)}"`).join(', ')} ${bad.length === 1 ? 'refers' : 'refer'} to the secondary endpoint, which is not configured`;
   return problems;
 }
 

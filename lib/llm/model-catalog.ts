@@ -1,14 +1,6 @@
 import { EgressError } from '../egress/egress-fetch.ts';
 import type { LlmSettings, LlmSettingsService } from './llm-settings.ts';
-import {
-  ENDPOINTS,
-  formatModelRef,
-  LlmNotConfiguredError,
-  modelLabel,
-  ModelNotAllowedError,
-  parseModelRef,
-  type EndpointName,
-} from './model-ref.ts';
+import { ENDPOINTS, formatModelRef, LlmNotConfiguredError, modelLabel, ModelNotAllowedError, parseModelRef, type EndpointName } from './model-ref.ts';
 
 export interface ModelOption {
   ref: string;

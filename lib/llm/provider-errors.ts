@@ -1,7 +1,6 @@
 // One error per way a model provider call fails (auth, rate limit, timeout, bad request, unavailable, aborted), all LlmErrors with a public message.
 import { LlmError } from './model-ref.ts';
 
-
 export class LlmTimeoutError extends LlmError {
   override name = 'LlmTimeoutError';
   constructor(model: string, cause?: unknown, status?: number) {
@@ -99,7 +98,8 @@ function parseRetryAfter(headers: Record<string, string>): number | null {
 }
 
 // Status-less provider errors (an `error` event inside a stream) that are worth the fallback.
-export const TRANSIENT_TEXT = /timeout|timed out|connection|dns|ssl|not found|model_not_found|no (healthy )?deployments|overloaded|service unavailable|bad gateway|gateway timeout|try again in/i;
+export const TRANSIENT_TEXT =
+  /timeout|timed out|connection|dns|ssl|not found|model_not_found|no (healthy )?deployments|overloaded|service unavailable|bad gateway|gateway timeout|try again in/i;
 
 /** The error for an HTTP status, from the SDK's APIError or our own stream request. */
 export function fromStatus(status: number, headers: Headers | undefined, model: string, err: unknown): LlmError {

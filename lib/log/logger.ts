@@ -17,10 +17,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     {
       level: options.level ?? 'info',
       base: { app: 'educai' },
-      formatters: {
-        level: (label) => ({ level: label }),
-        log: (obj) => redactValue(obj) as Record<string, unknown>,
-      },
+      formatters: { level: (label) => ({ level: label }), log: (obj) => redactValue(obj) as Record<string, unknown> },
       hooks: {
         logMethod(args, method, level) {
           const cleaned = args.map((a) => (typeof a === 'string' ? redactString(a) : a));

@@ -3,7 +3,8 @@
  * case-insensitively, and by value for every registered secret, including
  * secrets hidden inside base64 (AppAPI's auth header is base64("uid:secret")).
  */
-const SENSITIVE_KEY = /(authorization|cookie|secret|password|passwd|api[-_]?key|apikey|access[-_]?token|refresh[-_]?token|^token$|signature|harp-shared-key|set-cookie|credential|private[-_]?key)/i;
+const SENSITIVE_KEY =
+  /(authorization|cookie|secret|password|passwd|api[-_]?key|apikey|access[-_]?token|refresh[-_]?token|^token$|signature|harp-shared-key|set-cookie|credential|private[-_]?key)/i;
 const NON_SENSITIVE_KEY = /^(max_tokens|prompt_tokens|completion_tokens|total_tokens|max_completion_tokens|token_count|tokens)$/i;
 const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{6,}/g;
 const KEY_VALUE = /\b(api[-_]?key|token|secret|password|passwd|access_token)=([^\s&"']{4,})/gi;

@@ -2,8 +2,6 @@
 import { isPlainObject, setOwn } from '../tools/json-schema.ts';
 import { type ConfigValidation } from '../tools/tool-provider.ts';
 
-
-
 type ScalarType = 'string' | 'number' | 'integer' | 'boolean';
 
 interface ConfigField {
@@ -28,12 +26,68 @@ const MAX_CONFIG_ITEMS = 50;
 const SCALARS: ReadonlySet<string> = new Set(['string', 'number', 'integer', 'boolean']);
 // Words that mark a field as an address, an identity or a credential (S17).
 const FORBIDDEN_WORDS = new Set([
-  'url', 'urls', 'uri', 'uris', 'href', 'link', 'links', 'endpoint', 'endpoints', 'host', 'hostname', 'domain', 'webhook', 'callback', 'redirect',
-  'uid', 'uids', 'user', 'users', 'userid', 'username', 'owner', 'account', 'email', 'mail', 'login', 'principal',
-  'password', 'passwd', 'pwd', 'secret', 'secrets', 'token', 'tokens', 'credential', 'credentials', 'auth', 'authorization',
-  'apikey', 'key', 'keys', 'cookie', 'session', 'bearer', 'cert', 'certificate', 'jwt',
+  'url',
+  'urls',
+  'uri',
+  'uris',
+  'href',
+  'link',
+  'links',
+  'endpoint',
+  'endpoints',
+  'host',
+  'hostname',
+  'domain',
+  'webhook',
+  'callback',
+  'redirect',
+  'uid',
+  'uids',
+  'user',
+  'users',
+  'userid',
+  'username',
+  'owner',
+  'account',
+  'email',
+  'mail',
+  'login',
+  'principal',
+  'password',
+  'passwd',
+  'pwd',
+  'secret',
+  'secrets',
+  'token',
+  'tokens',
+  'credential',
+  'credentials',
+  'auth',
+  'authorization',
+  'apikey',
+  'key',
+  'keys',
+  'cookie',
+  'session',
+  'bearer',
+  'cert',
+  'certificate',
+  'jwt',
 ]);
-const FORBIDDEN_FORMATS = new Set(['uri', 'url', 'uri-reference', 'iri', 'iri-reference', 'uri-template', 'email', 'idn-email', 'hostname', 'idn-hostname', 'ipv4', 'ipv6']);
+const FORBIDDEN_FORMATS = new Set([
+  'uri',
+  'url',
+  'uri-reference',
+  'iri',
+  'iri-reference',
+  'uri-template',
+  'email',
+  'idn-email',
+  'hostname',
+  'idn-hostname',
+  'ipv4',
+  'ipv6',
+]);
 const URL_LIKE = /(^[a-z][a-z0-9+.-]*:\/\/)|(^\/\/)|(:\/\/)|(^www\.)/i;
 
 function fieldWords(name: string): string[] {
@@ -67,17 +121,20 @@ export function compileConfigSchema(schema: unknown): { ok: true; schema: Config
   const fields: Record<string, ConfigField> = {};
   for (const name of names) {
     if (!/^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(name)) return { ok: false, error: `Config field "${name.slice(0, 64)}" has an unusable name` };
-    if (isForbiddenConfigField(name)) return { ok: false, error: `Config field "${name}" looks like an address, user id or credential, which a provider may not ask for` };
+    if (isForbiddenConfigField(name))
+      return { ok: false, error: `Config field "${name}" looks like an address, user id or credential, which a provider may not ask for` };
     const prop = props[name];
     if (!isPlainObject(prop)) return { ok: false, error: `Config field "${name}" needs a schema` };
-    if (typeof prop['format'] === 'string' && FORBIDDEN_FORMATS.has(prop['format'])) return { ok: false, error: `Config field "${name}" has a format that is not allowed` };
+    if (typeof prop['format'] === 'string' && FORBIDDEN_FORMATS.has(prop['format']))
+      return { ok: false, error: `Config field "${name}" has a format that is not allowed` };
     const type = prop['type'];
     let field: ConfigField;
     if (typeof type === 'string' && SCALARS.has(type)) {
       field = { type: type as ScalarType, maxLength: Math.min(nonNegative(prop['maxLength']) ?? MAX_CONFIG_STRING, MAX_CONFIG_STRING), maxItems: 0 };
     } else if (type === 'array' && isPlainObject(prop['items']) && typeof prop['items']['type'] === 'string' && SCALARS.has(prop['items']['type'])) {
       const items = prop['items'];
-      if (typeof items['format'] === 'string' && FORBIDDEN_FORMATS.has(items['format'])) return { ok: false, error: `Config field "${name}" has a format that is not allowed` };
+      if (typeof items['format'] === 'string' && FORBIDDEN_FORMATS.has(items['format']))
+        return { ok: false, error: `Config field "${name}" has a format that is not allowed` };
       field = {
         type: 'array',
         itemType: items['type'] as ScalarType,
@@ -146,4 +203,3 @@ export function validateConfigAgainst(schema: ConfigSchema, config: Record<strin
   for (const r of schema.required) if (!Object.hasOwn(config, r) && !Object.hasOwn(errors, r)) setOwn(errors, r, 'Required');
   return Object.keys(errors).length > 0 ? { ok: false, errors } : { ok: true, config: out };
 }
-

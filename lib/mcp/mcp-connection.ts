@@ -140,7 +140,10 @@ function isTransportError(error: unknown): boolean {
     return code === -1 || code === 404 || code >= 500 || (code === 400 && /session/i.test(error.message));
   }
   if (isMcpError(error)) return error.code === MCP_CONNECTION_CLOSED;
-  return error instanceof Error && /ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|socket hang up|other side closed|fetch failed|terminated/i.test(error.message);
+  return (
+    error instanceof Error &&
+    /ECONNREFUSED|ECONNRESET|ENOTFOUND|EHOSTUNREACH|ETIMEDOUT|socket hang up|other side closed|fetch failed|terminated/i.test(error.message)
+  );
 }
 
 /** A loggable description: HTTP errors by status only, since their text carries the server's response body. */
@@ -176,9 +179,7 @@ function blockToContent(block: unknown): ToolContentBlock | null {
 /** The SDK's result, as our ToolResult with text blocks only. */
 export function toToolResult(raw: unknown): ToolResult {
   if (!isPlainObject(raw)) return errorResult('ERROR: The tool server sent an invalid response.');
-  let content: ToolContentBlock[] = Array.isArray(raw['content'])
-    ? raw['content'].map(blockToContent).filter((b): b is ToolContentBlock => b !== null)
-    : [];
+  let content: ToolContentBlock[] = Array.isArray(raw['content']) ? raw['content'].map(blockToContent).filter((b): b is ToolContentBlock => b !== null) : [];
   if (content.length === 0 && raw['structuredContent'] !== undefined) content = [{ type: 'text', text: JSON.stringify(raw['structuredContent']) }];
   if (content.length === 0 && raw['toolResult'] !== undefined) content = [{ type: 'text', text: JSON.stringify(raw['toolResult']) }];
   return { content, isError: raw['isError'] === true };
@@ -229,12 +230,7 @@ export class McpConnection {
   }
 
   status(): McpConnectionStatus {
-    return {
-      connected: this.#client !== null,
-      sessionId: this.#transport?.sessionId ?? null,
-      lastError: this.#lastError,
-      listedAt: this.#listedAt,
-    };
+    return { connected: this.#client !== null, sessionId: this.#transport?.sessionId ?? null, lastError: this.#lastError, listedAt: this.#listedAt };
   }
 
   /** The cached listing, if any, without contacting the server. */
@@ -356,10 +352,7 @@ export class McpConnection {
 
   async #open(): Promise<Client> {
     const { Client, StreamableHTTPClientTransport, ToolListChangedNotificationSchema } = await loadMcpSdk();
-    const transport = new StreamableHTTPClientTransport(new URL(this.url), {
-      fetch: this.#fetchWithHeaders(),
-      redirectPolicy: 'same-origin',
-    });
+    const transport = new StreamableHTTPClientTransport(new URL(this.url), { fetch: this.#fetchWithHeaders(), redirectPolicy: 'same-origin' });
     // No capabilities: no sampling, no elicitation, no roots.
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
@@ -437,7 +430,8 @@ export class McpConnection {
     if (isMcpError(error) && error.code === MCP_REQUEST_TIMEOUT) {
       return errorResult(`ERROR: The tool server ${this.name} did not answer within ${Math.max(1, Math.round(timeoutMs / 1000))} seconds.`);
     }
-    if (error instanceof HeaderLoadError) return errorResult(`ERROR: The credentials for the tool server ${this.name} cannot be read. An admin must enter them again.`);
+    if (error instanceof HeaderLoadError)
+      return errorResult(`ERROR: The credentials for the tool server ${this.name} cannot be read. An admin must enter them again.`);
     if (error instanceof CallCredentialError) return errorResult(`ERROR: The credential for the tool server ${this.name} cannot be read. Nothing was sent.`);
     if (isStreamableHttpError(error) && (error.code === 401 || error.code === 403)) {
       if (unauthorizedMessage !== undefined) return errorResult(unauthorizedMessage);

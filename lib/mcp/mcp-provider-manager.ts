@@ -117,4 +117,3 @@ export class McpProviderManager {
     await provider.close();
   }
 }
-

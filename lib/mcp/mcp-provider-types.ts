@@ -5,7 +5,6 @@ import { type InvocationContext, type ToolMetadata } from '../tools/tool-provide
 import { type ListedTool } from './mcp-connection.ts';
 import type { McpServer, McpToolPolicyName } from './mcp-server-store.ts';
 
-
 /**
  * What the MCP providers need of the agent profiles (lib/agent-profiles): the names of a profile's
  * credentials, a credential opened for one request, and the re-check of a confirmed agent-mode call.
@@ -91,4 +90,3 @@ export interface McpProviderStatus {
 export class McpApprovalConflictError extends Error {
   override name = 'McpApprovalConflictError';
 }
-

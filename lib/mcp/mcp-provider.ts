@@ -7,12 +7,43 @@ import type { ActingUser } from '../nextcloud/identity.ts';
 import { setOwn } from '../tools/json-schema.ts';
 import { DEFAULT_CONFIRMATION_POLICY, type ConfirmationPolicy } from '../tools/resource-scope.ts';
 import { type ToolPolicy } from '../tools/tool-policy.ts';
-import { createInvocationContext, deriveInvocationContext, errorResult, markOutcome, turnOf, textResult, type ConfigValidation, type ExecutionInfo, type InvocationContext, type ToolDefinition, type ToolProvider, type ToolResult } from '../tools/tool-provider.ts';
-import { McpConnection, McpUnreachableError, describeError, unreachableMessage, type FetchLike, type ListedTool, type McpCallOptions, type McpConnectionOptions } from './mcp-connection.ts';
+import {
+  createInvocationContext,
+  deriveInvocationContext,
+  errorResult,
+  markOutcome,
+  turnOf,
+  textResult,
+  type ConfigValidation,
+  type ExecutionInfo,
+  type InvocationContext,
+  type ToolDefinition,
+  type ToolProvider,
+  type ToolResult,
+} from '../tools/tool-provider.ts';
+import {
+  McpConnection,
+  McpUnreachableError,
+  describeError,
+  unreachableMessage,
+  type FetchLike,
+  type ListedTool,
+  type McpCallOptions,
+  type McpConnectionOptions,
+} from './mcp-connection.ts';
 import { bindingOf, describeCall, type McpCallBinding } from './mcp-confirmation.ts';
 import type { McpServer, McpServerStore, McpToolPolicyName, McpToolPolicySetting } from './mcp-server-store.ts';
 import { effectiveToolRule, policyForSetting, REQUIRES_CONFIRMATION_META, type EffectiveToolRule } from './mcp-tool-rules.ts';
-import { CONFIG_META_KEY, CONTEXT_META_KEY, McpApprovalConflictError, type McpAgentProfiles, type McpConfirmations, type McpProviderStatus, type McpToolMetadata, type ToolReview } from './mcp-provider-types.ts';
+import {
+  CONFIG_META_KEY,
+  CONTEXT_META_KEY,
+  McpApprovalConflictError,
+  type McpAgentProfiles,
+  type McpConfirmations,
+  type McpProviderStatus,
+  type McpToolMetadata,
+  type ToolReview,
+} from './mcp-provider-types.ts';
 import { approvalOf, reviewOf, settingOf, toolHash, toolListHash } from './mcp-tool-review.ts';
 import { signContextToken } from './mcp-context-token.ts';
 import { compileConfigSchema, validateConfigAgainst } from './mcp-config-schema.ts';
@@ -186,7 +217,9 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
 
     const checked = this.validateConfig(name, config);
     if (!checked.ok) {
-      const detail = Object.entries(checked.errors).map(([k, v]) => `${k}: ${v}`).join('; ');
+      const detail = Object.entries(checked.errors)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('; ');
       return errorResult(`ERROR: The configuration of ${name} is not valid (${detail}). An admin or the bot owner must fix it.`);
     }
 
@@ -194,7 +227,10 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
     // 'never' forbids what would need a confirmation by nature, 'always' confirms every change.
     const assignment = ctx.execution?.confirmation ?? DEFAULT_CONFIRMATION_POLICY;
     if (assignment === 'never' && (rule.declared || rule.policy.destructive)) {
-      return markOutcome(errorResult(`ERROR: This bot may not run ${name}: its settings forbid destructive actions. Nothing was sent to the tool server ${server.name}.`), 'refused');
+      return markOutcome(
+        errorResult(`ERROR: This bot may not run ${name}: its settings forbid destructive actions. Nothing was sent to the tool server ${server.name}.`),
+        'refused',
+      );
     }
     const reason = this.#confirmationReason(server.name, name, rule, rule.policy, assignment, ctx);
     if (reason !== null) {
@@ -209,12 +245,19 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
    * confirmation always, every change where the assignment says so, any other write once untrusted content
    * entered the turn.
    */
-  #confirmationReason(serverName: string, name: string, rule: EffectiveToolRule, policy: ToolPolicy, assignment: ConfirmationPolicy, ctx: InvocationContext): string | null {
+  #confirmationReason(
+    serverName: string,
+    name: string,
+    rule: EffectiveToolRule,
+    policy: ToolPolicy,
+    assignment: ConfirmationPolicy,
+    ctx: InvocationContext,
+  ): string | null {
     if (rule.declared) return `the tool server ${serverName} declares that ${name} needs your confirmation`;
     if (rule.alwaysConfirm) return policy.destructive ? `an admin marked ${name} as destructive` : `an admin's policy asks for confirmation of ${name}`;
     if (policy.readOnly) return null;
     if (assignment === 'always') return "this bot's settings ask for confirmation of every change";
-    if (this.#isTainted(ctx)) return 'this conversation turn contains content you did not type (tool results or other people\'s messages)';
+    if (this.#isTainted(ctx)) return "this conversation turn contains content you did not type (tool results or other people's messages)";
     return null;
   }
 
@@ -225,7 +268,8 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
    */
   async executeConfirmed(action: StoredAction, user: ActingUser): Promise<ToolResult> {
     const binding = bindingOf(action.binding);
-    if (binding === null || binding.serverId !== this.serverId) return errorResult('ERROR: The stored call does not belong to this tool server. Nothing was done.');
+    if (binding === null || binding.serverId !== this.serverId)
+      return errorResult('ERROR: The stored call does not belong to this tool server. Nothing was done.');
     if (user.uid !== action.userUid) return errorResult('ERROR: Only the user who asked can confirm this.');
     const server = await this.#refresh();
     if (server === null) return errorResult('ERROR: The tool server is no longer registered. Nothing was done.');
@@ -245,7 +289,9 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
     const hash = toolHash(tool);
     if (hash !== binding.toolHash || server.approvedTools[tool.name] !== hash) {
       this.#logger.warn({ provider: this.id, tool: tool.name }, 'confirmed MCP call refused: the tool changed since the confirmation was requested');
-      return errorResult(`ERROR: ${tool.name} changed on the tool server ${server.name} since you were asked, so the confirmed call was refused. Nothing was done.`);
+      return errorResult(
+        `ERROR: ${tool.name} changed on the tool server ${server.name} since you were asked, so the confirmed call was refused. Nothing was done.`,
+      );
     }
     if (ruleOf(server, tool).policy === null) return errorResult(`ERROR: An admin turned ${tool.name} off. Nothing was done.`);
     const checked = this.validateConfig(tool.name, binding.config);
@@ -282,7 +328,15 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
     return result;
   }
 
-  async #auditConfirmed(action: StoredAction, invoker: ActingUser, acting: ActingUser | null, mode: 'user' | 'agent', profileId: string | null, outcome: 'ok' | 'error' | 'refused', detail: string): Promise<void> {
+  async #auditConfirmed(
+    action: StoredAction,
+    invoker: ActingUser,
+    acting: ActingUser | null,
+    mode: 'user' | 'agent',
+    profileId: string | null,
+    outcome: 'ok' | 'error' | 'refused',
+    detail: string,
+  ): Promise<void> {
     await this.#agentProfiles?.execution.record({
       mode,
       profileId,
@@ -317,23 +371,33 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
    * this call's tools/call request only (S20: the value never lands on a long-lived object). A
    * profile without it is refused before anything is sent. In user mode nothing is added.
    */
-  async #callCredential(server: McpServer, ctx: InvocationContext): Promise<{ ok: true; options: Pick<McpCallOptions, 'authorize' | 'unauthorizedMessage'> } | { ok: false; message: string }> {
+  async #callCredential(
+    server: McpServer,
+    ctx: InvocationContext,
+  ): Promise<{ ok: true; options: Pick<McpCallOptions, 'authorize' | 'unauthorizedMessage'> } | { ok: false; message: string }> {
     const name = server.agentCredential;
     if (name === null) return { ok: true, options: {} };
     const execution = ctx.execution;
     if (execution?.mode !== 'agent') {
       return {
         ok: true,
-        options: { unauthorizedMessage: `ERROR: The tool server ${server.name} refused the request (HTTP 401/403): it accepts this tool only when the bot acts through an agent profile that holds its credential. Nothing was done.` },
+        options: {
+          unauthorizedMessage: `ERROR: The tool server ${server.name} refused the request (HTTP 401/403): it accepts this tool only when the bot acts through an agent profile that holds its credential. Nothing was done.`,
+        },
       };
     }
     const profiles = this.#agentProfiles?.credentials ?? null;
     const profileId = execution.profileId;
-    if (profiles === null || profileId === null) return { ok: false, message: `ERROR: The credential of the agent profile for the tool server ${server.name} cannot be read now. Nothing was sent.` };
+    if (profiles === null || profileId === null)
+      return { ok: false, message: `ERROR: The credential of the agent profile for the tool server ${server.name} cannot be read now. Nothing was sent.` };
     const names = await profiles.credentialNames(profileId).catch(() => null);
-    if (names === null) return { ok: false, message: `ERROR: The credential of the agent profile for the tool server ${server.name} cannot be read now. Nothing was sent.` };
+    if (names === null)
+      return { ok: false, message: `ERROR: The credential of the agent profile for the tool server ${server.name} cannot be read now. Nothing was sent.` };
     if (!names.includes(name)) {
-      return { ok: false, message: `ERROR: The tool server ${server.name} needs the agent profile credential "${name}", which this bot's agent profile does not have. An admin must add it to the profile. Nothing was sent.` };
+      return {
+        ok: false,
+        message: `ERROR: The tool server ${server.name} needs the agent profile credential "${name}", which this bot's agent profile does not have. An admin must add it to the profile. Nothing was sent.`,
+      };
     }
     return {
       ok: true,
@@ -344,14 +408,22 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
     };
   }
 
-  async #requestConfirmation(ctx: InvocationContext, name: string, args: Record<string, unknown>, binding: McpCallBinding, reason: string): Promise<ToolResult> {
+  async #requestConfirmation(
+    ctx: InvocationContext,
+    name: string,
+    args: Record<string, unknown>,
+    binding: McpCallBinding,
+    reason: string,
+  ): Promise<ToolResult> {
     const confirmations = this.#confirmations;
     // The invoker confirms, also in agent mode (where the call's user is the profile's account).
     const turn = turnOf(ctx);
     const user = turn.user;
     const execution = ctx.execution;
     if (confirmations === null || user === null || turn.actorKind !== 'user' || turn.roomToken === null) {
-      return errorResult(`ERROR: ${name} needs the confirmation of a signed-in user (${reason}), which is only possible in a Talk conversation. Nothing was done.`);
+      return errorResult(
+        `ERROR: ${name} needs the confirmation of a signed-in user (${reason}), which is only possible in a Talk conversation. Nothing was done.`,
+      );
     }
     const description = describeCall(name, this.#server.name, args);
     const requested = await confirmations
@@ -362,7 +434,9 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
         binding: { ...binding },
         description,
         reason,
-        ...(execution ? { execution: { mode: execution.mode, profileId: execution.profileId, scope: execution.scope.toJSON(), confirmation: execution.confirmation } } : {}),
+        ...(execution
+          ? { execution: { mode: execution.mode, profileId: execution.profileId, scope: execution.scope.toJSON(), confirmation: execution.confirmation } }
+          : {}),
       })
       .catch((err: unknown) => {
         this.#logger.warn({ err, provider: this.id, tool: name }, 'a confirmation could not be recorded');
@@ -378,8 +452,8 @@ export class McpProvider implements ToolProvider, ConfirmationExecutor {
     return markOutcome(
       textResult(
         `NOT DONE YET. ${name} was not sent to the tool server. The server asked ${user.uid} to confirm it (${reason}). ` +
-          'It runs only if they answer the server\'s confirmation message in this conversation within 10 minutes. ' +
-          'Do not say it is done; tell the user to confirm or cancel as the server\'s message explains.',
+          "It runs only if they answer the server's confirmation message in this conversation within 10 minutes. " +
+          "Do not say it is done; tell the user to confirm or cancel as the server's message explains.",
       ),
       'confirmation-requested',
     );

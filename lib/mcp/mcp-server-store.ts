@@ -69,7 +69,11 @@ export class McpServerValidationError extends Error {
   readonly fields: Record<string, string>;
 
   constructor(fields: Record<string, string>) {
-    super(`Invalid tool server: ${Object.entries(fields).map(([k, v]) => `${k}: ${v}`).join('; ')}`);
+    super(
+      `Invalid tool server: ${Object.entries(fields)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('; ')}`,
+    );
     this.fields = fields;
   }
 }
@@ -81,8 +85,21 @@ const NAME_TAKEN = 'Another tool server already has this name';
 const HEADER_NAME = /^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/;
 // Headers the transport sets itself; an admin value would break or hijack the protocol.
 const RESERVED_HEADERS = new Set([
-  'host', 'content-length', 'content-type', 'accept', 'connection', 'transfer-encoding', 'te', 'upgrade', 'keep-alive',
-  'mcp-session-id', 'mcp-protocol-version', 'last-event-id', 'cookie2', 'proxy-authorization', 'expect',
+  'host',
+  'content-length',
+  'content-type',
+  'accept',
+  'connection',
+  'transfer-encoding',
+  'te',
+  'upgrade',
+  'keep-alive',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
+  'cookie2',
+  'proxy-authorization',
+  'expect',
 ]);
 
 function headersVaultName(id: string): string {
@@ -112,7 +129,9 @@ const urlSchema = z
   })
   .transform((value) => new URL(value).toString());
 
-const policySchema = z.object({ policy: z.enum(['read', 'write', 'confirm', 'destructive', 'off'], { error: 'Use read, write, confirm, destructive or off' }) }).strict();
+const policySchema = z
+  .object({ policy: z.enum(['read', 'write', 'confirm', 'destructive', 'off'], { error: 'Use read, write, confirm, destructive or off' }) })
+  .strict();
 
 const toolPoliciesSchema = z
   .record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'Not a valid tool name'), policySchema)
@@ -354,10 +373,17 @@ export class McpServerStore {
   async approve(id: string, approval: McpApproval): Promise<McpServer | null> {
     const fields: Record<string, string> = {};
     const policies = toolPoliciesSchema.safeParse(approval?.toolPolicies ?? {});
-    if (!policies.success) collectFieldErrors(policies.error.issues.map((i) => ({ ...i, path: ['toolPolicies', ...i.path] })), fields, { unknownKey: null });
-    if (typeof approval?.approvedToolsHash !== 'string' || !/^[a-f0-9]{64}$/.test(approval.approvedToolsHash)) fields.approvedToolsHash = 'Not a tool list hash';
+    if (!policies.success)
+      collectFieldErrors(
+        policies.error.issues.map((i) => ({ ...i, path: ['toolPolicies', ...i.path] })),
+        fields,
+        { unknownKey: null },
+      );
+    if (typeof approval?.approvedToolsHash !== 'string' || !/^[a-f0-9]{64}$/.test(approval.approvedToolsHash))
+      fields.approvedToolsHash = 'Not a tool list hash';
     const tools = isPlainObject(approval?.approvedTools) ? approval.approvedTools : null;
-    if (tools === null || Object.entries(tools).some(([n, h]) => !isValidToolName(n) || typeof h !== 'string')) fields.approvedTools = 'Must map tool names to hashes';
+    if (tools === null || Object.entries(tools).some(([n, h]) => !isValidToolName(n) || typeof h !== 'string'))
+      fields.approvedTools = 'Must map tool names to hashes';
     if (!policies.success || Object.keys(fields).length > 0) throw new McpServerValidationError(fields);
     const result = await this.#db
       .updateTable('mcp_servers')

@@ -18,7 +18,8 @@ export interface ConfigRow {
 /** Only string key/value pairs are kept; AppAPI omits keys it does not hold. */
 function rowsToMap(rows: unknown): Map<string, string> {
   const out = new Map<string, string>();
-  for (const r of Array.isArray(rows) ? (rows as ConfigRow[]) : []) if (typeof r.configkey === 'string' && typeof r.configvalue === 'string') out.set(r.configkey, r.configvalue);
+  for (const r of Array.isArray(rows) ? (rows as ConfigRow[]) : [])
+    if (typeof r.configkey === 'string' && typeof r.configvalue === 'string') out.set(r.configkey, r.configvalue);
   return out;
 }
 
@@ -104,9 +105,9 @@ export async function deleteWebhooksByApp(client: NextcloudClient, appId: string
 }
 
 export async function registerWebhook(client: NextcloudClient, w: WebhookRegistration): Promise<void> {
-  await client.system().ocs('POST', WEBHOOKS, {
-    body: { httpMethod: 'POST', uri: w.uri, event: w.event, ...(w.eventFilter ? { eventFilter: w.eventFilter } : {}) },
-  });
+  await client
+    .system()
+    .ocs('POST', WEBHOOKS, { body: { httpMethod: 'POST', uri: w.uri, event: w.event, ...(w.eventFilter ? { eventFilter: w.eventFilter } : {}) } });
 }
 
 // --- core reads used by AppAPI routes

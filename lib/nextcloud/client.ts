@@ -60,7 +60,17 @@ export class NextcloudSession {
       headers['Content-Type'] = 'application/json';
       body = JSON.stringify(options.body);
     }
-    const res = await this.#transport.send({ operation, method, url, user: this.user, headers, body, timeoutMs: options.timeoutMs, signal: options.signal, ...(options.jar ? { jar: options.jar } : {}) });
+    const res = await this.#transport.send({
+      operation,
+      method,
+      url,
+      user: this.user,
+      headers,
+      body,
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+      ...(options.jar ? { jar: options.jar } : {}),
+    });
     return unwrapOcs<T>(operation, res.status, new TextDecoder().decode(res.body));
   }
 
@@ -91,7 +101,17 @@ export class NextcloudSession {
       headers = { ...headers, 'Content-Type': 'application/json' };
       body = JSON.stringify(options.body);
     }
-    const res = await this.#transport.send({ operation, method, url, user: this.user, headers, body, timeoutMs: options.timeoutMs, signal: options.signal, ...(options.jar ? { jar: options.jar } : {}) });
+    const res = await this.#transport.send({
+      operation,
+      method,
+      url,
+      user: this.user,
+      headers,
+      body,
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+      ...(options.jar ? { jar: options.jar } : {}),
+    });
     const text = new TextDecoder().decode(res.body);
     let json: unknown = null;
     let isJson = text.trim() === '';
@@ -141,7 +161,16 @@ export class NextcloudSession {
     const operation = `${method} ${path}`;
     if (this.user === '') throw errorForStatus(operation, 401, 'WebDAV needs a user');
     const url = buildUrl(this.#transport.baseUrl, `/remote.php/dav${expandPath(path, options.params ?? {}, operation)}`, undefined, operation);
-    const res = await this.#transport.send({ operation, method, url, user: this.user, headers: options.headers, body: options.body, timeoutMs: options.timeoutMs, signal: options.signal });
+    const res = await this.#transport.send({
+      operation,
+      method,
+      url,
+      user: this.user,
+      headers: options.headers,
+      body: options.body,
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+    });
     if (res.status >= 400 && !options.allowStatuses?.includes(res.status)) throw errorForStatus(operation, res.status, `HTTP ${res.status}`);
     return toDavResponse(res);
   }
@@ -186,7 +215,11 @@ export class NextcloudClient {
    * Talk's bot endpoints authenticate with the bot's HMAC, not with AppAPI:
    * they get no AppAPI headers at all.
    */
-  async botOcs(method: string, path: string, options: { params: PathParams; body: unknown; headers: Record<string, string>; timeoutMs?: number }): Promise<{ status: number }> {
+  async botOcs(
+    method: string,
+    path: string,
+    options: { params: PathParams; body: unknown; headers: Record<string, string>; timeoutMs?: number },
+  ): Promise<{ status: number }> {
     const operation = `${method} ${path}`;
     const url = buildUrl(this.baseUrl, expandPath(path, options.params, operation), { format: 'json' }, operation);
     const res = await this.#transport.send({

@@ -38,7 +38,7 @@ export class CookieJar {
   /** The `Cookie` header for a request to `url`, or undefined when there is nothing to send. */
   headerFor(url: URL): string | undefined {
     this.#assertOpen();
-    if (url.origin !== this.origin) throw new CookieJarClosedError('cookies are only sent to Nextcloud\'s origin');
+    if (url.origin !== this.origin) throw new CookieJarClosedError("cookies are only sent to Nextcloud's origin");
     if (this.#cookies.size === 0) return undefined;
     return [...this.#cookies].map(([k, v]) => `${k}=${v}`).join('; ');
   }

@@ -21,7 +21,14 @@ export function searchFiles(session: DavCaller, body: string, options: { timeout
 }
 
 /** `PROPFIND` a path below the user's home ('' is the home itself) at Depth 0 or 1. */
-export function propfindUserPath(session: DavCaller, uid: string, path: string, depth: 0 | 1, body: string, options: { timeoutMs?: number } = {}): Promise<DavResponse> {
+export function propfindUserPath(
+  session: DavCaller,
+  uid: string,
+  path: string,
+  depth: 0 | 1,
+  body: string,
+  options: { timeoutMs?: number } = {},
+): Promise<DavResponse> {
   return session.dav('PROPFIND', path === '' ? '/files/{uid}/' : '/files/{uid}/{*path}', {
     params: { uid, path },
     headers: { Depth: String(depth), 'Content-Type': 'application/xml; charset=utf-8' },

@@ -121,7 +121,8 @@ export function parseDeckId(input: unknown, field: string): number {
   let n: number | null = null;
   if (typeof input === 'number' && Number.isSafeInteger(input)) n = input;
   else if (typeof input === 'string' && /^[1-9][0-9]{0,15}$/.test(input)) n = Number(input);
-  if (n === null || !Number.isSafeInteger(n) || n <= 0 || n > MAX_ID) throw new InvalidArgumentError(`${field} must be a Deck id: a positive whole number from the Deck tools`);
+  if (n === null || !Number.isSafeInteger(n) || n <= 0 || n > MAX_ID)
+    throw new InvalidArgumentError(`${field} must be a Deck id: a positive whole number from the Deck tools`);
   return n;
 }
 
@@ -167,7 +168,15 @@ function isoOrNull(v: unknown): string | null {
 function toAcl(v: unknown): DeckAcl {
   const r = rec(v);
   const p = toUser(r['participant']);
-  return { id: int(r['id']), type: int(r['type']), participant: p.uid, displayName: p.displayName, edit: r['permissionEdit'] === true, share: r['permissionShare'] === true, manage: r['permissionManage'] === true };
+  return {
+    id: int(r['id']),
+    type: int(r['type']),
+    participant: p.uid,
+    displayName: p.displayName,
+    edit: r['permissionEdit'] === true,
+    share: r['permissionShare'] === true,
+    manage: r['permissionManage'] === true,
+  };
 }
 
 export function toCard(v: unknown): DeckCard {
@@ -195,7 +204,14 @@ export function toCard(v: unknown): DeckCard {
 
 function toStack(v: unknown): DeckStack {
   const r = rec(v);
-  return { id: int(r['id']), title: str(r['title']), boardId: int(r['boardId']), order: int(r['order']), lastModified: int(r['lastModified']), cards: list(r['cards']).map(toCard) };
+  return {
+    id: int(r['id']),
+    title: str(r['title']),
+    boardId: int(r['boardId']),
+    order: int(r['order']),
+    lastModified: int(r['lastModified']),
+    cards: list(r['cards']).map(toCard),
+  };
 }
 
 export function toBoard(v: unknown): DeckBoard {
@@ -212,7 +228,12 @@ export function toBoard(v: unknown): DeckBoard {
     labels: list(r['labels']).map(toLabel),
     acl: list(r['acl']).map(toAcl),
     users: list(r['users']).map(toUser),
-    permissions: { read: p['PERMISSION_READ'] === true, edit: p['PERMISSION_EDIT'] === true, manage: p['PERMISSION_MANAGE'] === true, share: p['PERMISSION_SHARE'] === true },
+    permissions: {
+      read: p['PERMISSION_READ'] === true,
+      edit: p['PERMISSION_EDIT'] === true,
+      manage: p['PERMISSION_MANAGE'] === true,
+      share: p['PERMISSION_SHARE'] === true,
+    },
     stacks: list(r['stacks']).map(toStack),
   };
 }
@@ -248,7 +269,16 @@ export interface CardFields {
 
 /** The card's current fields for an update, with `changes` applied. */
 export function cardFields(card: DeckCard, changes: Partial<CardFields> = {}): CardFields {
-  return { title: card.title, type: card.type, description: card.description, owner: card.owner, order: card.order, duedate: card.duedate, done: card.done, ...changes };
+  return {
+    title: card.title,
+    type: card.type,
+    description: card.description,
+    owner: card.owner,
+    order: card.order,
+    duedate: card.duedate,
+    done: card.done,
+    ...changes,
+  };
 }
 
 export class DeckApi {
@@ -282,7 +312,13 @@ export class DeckApi {
   }
 
   async createCard(boardId: number, stackId: number, input: { title: string; description: string; duedate: string | null; order: number }): Promise<DeckCard> {
-    const body = { title: input.title, type: 'plain', order: input.order, description: input.description, ...(input.duedate ? { duedate: input.duedate } : {}) };
+    const body = {
+      title: input.title,
+      type: 'plain',
+      order: input.order,
+      description: input.description,
+      ...(input.duedate ? { duedate: input.duedate } : {}),
+    };
     return toCard(await this.#rest<unknown>('POST', '/boards/{boardId}/stacks/{stackId}/cards', { boardId, stackId }, body));
   }
 
@@ -312,13 +348,23 @@ export class DeckApi {
 
   async setLabel(boardId: number, stackId: number, cardId: number, labelId: number, on: boolean): Promise<void> {
     parseDeckId(labelId, 'labelId');
-    await this.#rest<unknown>('PUT', `/boards/{boardId}/stacks/{stackId}/cards/{cardId}/${on ? 'assignLabel' : 'removeLabel'}`, { boardId, stackId, cardId }, { labelId });
+    await this.#rest<unknown>(
+      'PUT',
+      `/boards/{boardId}/stacks/{stackId}/cards/{cardId}/${on ? 'assignLabel' : 'removeLabel'}`,
+      { boardId, stackId, cardId },
+      { labelId },
+    );
   }
 
   /** Deck matches an unassignment on participant and type, so a group needs its type (1). */
   async setAssignee(boardId: number, stackId: number, cardId: number, participant: string, on: boolean, type = ASSIGN_USER): Promise<void> {
     const body = type === ASSIGN_USER ? { userId: participant } : { userId: participant, type };
-    await this.#rest<unknown>('PUT', `/boards/{boardId}/stacks/{stackId}/cards/{cardId}/${on ? 'assignUser' : 'unassignUser'}`, { boardId, stackId, cardId }, body);
+    await this.#rest<unknown>(
+      'PUT',
+      `/boards/{boardId}/stacks/{stackId}/cards/{cardId}/${on ? 'assignUser' : 'unassignUser'}`,
+      { boardId, stackId, cardId },
+      body,
+    );
   }
 
   /** Moves a card within its board (test/fixtures/nextcloud29/90-deck.json `moveCardToDone`); Deck < 1.16 ignores `order`. */
@@ -395,7 +441,9 @@ export class DeckApi {
   async updateComment(cardId: number, commentId: number, message: string): Promise<DeckComment> {
     parseDeckId(cardId, 'cardId');
     parseDeckId(commentId, 'commentId');
-    return toComment(await this.#session.ocs<unknown>('PUT', `${OCS}/cards/{cardId}/comments/{commentId}`, { params: { cardId, commentId }, body: { message } }));
+    return toComment(
+      await this.#session.ocs<unknown>('PUT', `${OCS}/cards/{cardId}/comments/{commentId}`, { params: { cardId, commentId }, body: { message } }),
+    );
   }
 
   async deleteComment(cardId: number, commentId: number): Promise<void> {

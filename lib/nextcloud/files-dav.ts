@@ -128,7 +128,9 @@ export class FilesDav {
       allowStatuses: [404],
     });
     if (res.status === 404) return null;
-    const entries = parseMultistatus(res.text()).map((e) => this.#fileInfo(e)).filter((e): e is FileInfo => e !== null);
+    const entries = parseMultistatus(res.text())
+      .map((e) => this.#fileInfo(e))
+      .filter((e): e is FileInfo => e !== null);
     const self = entries.find((e) => e.path === path.relative);
     if (!self) return null;
     return { folder: self, children: entries.filter((e) => e !== self) };
@@ -141,7 +143,12 @@ export class FilesDav {
   }
 
   /** PUT with a precondition: `ifNoneMatch: '*'` creates only; `ifMatch` overwrites only that revision. */
-  async put(path: UserPath, body: string, pre: { ifMatch?: string; ifNoneMatch?: '*' }, contentType = 'text/plain; charset=utf-8'): Promise<{ status: number; etag: string; fileId: string } | DavFailure> {
+  async put(
+    path: UserPath,
+    body: string,
+    pre: { ifMatch?: string; ifNoneMatch?: '*' },
+    contentType = 'text/plain; charset=utf-8',
+  ): Promise<{ status: number; etag: string; fileId: string } | DavFailure> {
     const f = this.#file(path);
     const headers: Record<string, string> = { 'Content-Type': contentType };
     if (pre.ifMatch !== undefined) headers['If-Match'] = pre.ifMatch;
@@ -278,7 +285,9 @@ export class FilesDav {
       permissions: propText(e, 'permissions'),
       contentType: folder ? null : propText(e, 'getcontenttype') || null,
       ownerId: propText(e, 'owner-id') || null,
-      shareTypes: propList(e, 'share-types', 'share-type').map(Number).filter((n) => Number.isInteger(n)),
+      shareTypes: propList(e, 'share-types', 'share-type')
+        .map(Number)
+        .filter((n) => Number.isInteger(n)),
       mountType: propText(e, 'mount-type'),
     };
   }

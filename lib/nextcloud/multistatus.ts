@@ -91,7 +91,9 @@ export function propText(entry: DavEntry, name: string): string {
 
 /** `<d:href>` values inside a property such as calendar-home-set. */
 export function propHrefs(entry: DavEntry, name: string): string[] {
-  return asArray(asObject(entry.props[name])['href']).map((h) => textOf(h).trim()).filter((h) => h !== '');
+  return asArray(asObject(entry.props[name])['href'])
+    .map((h) => textOf(h).trim())
+    .filter((h) => h !== '');
 }
 
 /** Child element names of a property such as resourcetype. */

@@ -97,7 +97,8 @@ export function permissionBits(input: unknown, itemType: 'file' | 'folder'): num
   if (!Array.isArray(input) || input.length > 5) throw new InvalidArgumentError(`permissions must be a list of: ${PERMISSION_NAMES.join(', ')}`);
   let bits = PERMISSION_BITS.read;
   for (const name of input) {
-    if (typeof name !== 'string' || !(name in PERMISSION_BITS)) throw new InvalidArgumentError(`unknown permission "${String(name).slice(0, 20)}"; use ${PERMISSION_NAMES.join(', ')}`);
+    if (typeof name !== 'string' || !(name in PERMISSION_BITS))
+      throw new InvalidArgumentError(`unknown permission "${String(name).slice(0, 20)}"; use ${PERMISSION_NAMES.join(', ')}`);
     bits |= PERMISSION_BITS[name as PermissionName];
   }
   if (itemType === 'file' && (bits & ~FILE_BITS) !== 0) throw new InvalidArgumentError('a file can only be shared with read, update and share permissions');
@@ -163,7 +164,16 @@ export class SharesApi {
     return raw ? toShare(raw) : null;
   }
 
-  async create(input: { path: string; shareType: CreatableShareType; shareWith?: string; permissions: number; password?: string; expireDate?: string; label?: string; note?: string }): Promise<Share> {
+  async create(input: {
+    path: string;
+    shareType: CreatableShareType;
+    shareWith?: string;
+    permissions: number;
+    password?: string;
+    expireDate?: string;
+    label?: string;
+    note?: string;
+  }): Promise<Share> {
     if (!CREATABLE_SHARE_TYPES.has(input.shareType)) throw new InvalidArgumentError('only user, group and public link shares can be created');
     const body: Record<string, unknown> = { path: input.path, shareType: input.shareType, permissions: input.permissions };
     if (input.shareWith !== undefined) body['shareWith'] = input.shareWith;

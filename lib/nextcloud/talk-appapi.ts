@@ -3,7 +3,10 @@
 import type { NextcloudClient, NextcloudSession } from './client.ts';
 
 /** Registers (idempotently: AppAPI reuses the secret) a Talk bot for our ExApp route `/route`. */
-export async function registerTalkBot(client: NextcloudClient, body: { name: string; route: string; description: string }): Promise<{ id: string; secret: string } | null> {
+export async function registerTalkBot(
+  client: NextcloudClient,
+  body: { name: string; route: string; description: string },
+): Promise<{ id: string; secret: string } | null> {
   return client.system().ocs<{ id: string; secret: string } | null>('POST', '/ocs/v1.php/apps/app_api/api/v1/talk_bot', { body: { ...body } });
 }
 

@@ -58,7 +58,13 @@ export async function readReactions(session: NextcloudSession, roomToken: string
 }
 
 /** A bot's reaction on a message; `headers` carry the HMAC over the emoji. 201 added, 200 already there. */
-export async function postBotReaction(client: NextcloudClient, roomToken: string, messageId: string, reaction: string, headers: Record<string, string>): Promise<{ status: number }> {
+export async function postBotReaction(
+  client: NextcloudClient,
+  roomToken: string,
+  messageId: string,
+  reaction: string,
+  headers: Record<string, string>,
+): Promise<{ status: number }> {
   return client.botOcs('POST', '/ocs/v2.php/apps/spreed/api/v1/bot/{token}/reaction/{messageId}', {
     params: { token: roomToken, messageId },
     body: { reaction },

@@ -63,7 +63,12 @@ export interface ChatHistoryQuery {
 }
 
 /** The room's chat messages as `session`'s user reads them (newest first when reading backwards). */
-export async function readChatHistory<M = Record<string, unknown>>(session: NextcloudSession, token: string, query: ChatHistoryQuery, timeoutMs?: number): Promise<M[]> {
+export async function readChatHistory<M = Record<string, unknown>>(
+  session: NextcloudSession,
+  token: string,
+  query: ChatHistoryQuery,
+  timeoutMs?: number,
+): Promise<M[]> {
   return session.ocs<M[]>('GET', '/ocs/v2.php/apps/spreed/api/v1/chat/{token}', {
     params: { token },
     query: { ...query },
@@ -90,12 +95,7 @@ export interface BotMessageBody {
 
 /** A bot's message into a room; `headers` carry the random and the HMAC over the message text. */
 export async function postBotMessage(client: NextcloudClient, token: string, body: BotMessageBody, headers: Record<string, string>): Promise<void> {
-  await client.botOcs('POST', '/ocs/v2.php/apps/spreed/api/v1/bot/{token}/message', {
-    params: { token },
-    body: { ...body },
-    headers,
-    timeoutMs: 15_000,
-  });
+  await client.botOcs('POST', '/ocs/v2.php/apps/spreed/api/v1/bot/{token}/message', { params: { token }, body: { ...body }, headers, timeoutMs: 15_000 });
 }
 
 /** Where a browser opens the conversation `token` (Talk's /call/ page below Nextcloud's base URL). */

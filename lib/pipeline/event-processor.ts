@@ -63,7 +63,13 @@ export interface ProcessorDeps {
   /** For replaying queued turns: the bot must still exist, be active and usable by the user. */
   bots?: BotStore;
   /** S14: a delivery to a bot's own Talk identity reaches only that bot (checked before the dedupe key). */
-  identityGate?: { check(route: string, message: ParsedMessage, author: ActingUser | null): Promise<{ allowed: true; botId: string | null } | { allowed: false; reason: string; answerAs: string | null }> };
+  identityGate?: {
+    check(
+      route: string,
+      message: ParsedMessage,
+      author: ActingUser | null,
+    ): Promise<{ allowed: true; botId: string | null } | { allowed: false; reason: string; answerAs: string | null }>;
+  };
   /** Documents and images of a turn's message, queued for the bot's room search (knowledge); never awaited past the enqueue. */
   uploads?: { onTurn(bot: Bot, message: ParsedMessage, author: ActingUser | null): Promise<void> };
   access?: BotAccessPolicy;
@@ -102,7 +108,12 @@ export class EventProcessor implements QueuedTurnHandler {
   }
 
   /** `onlyBot`: the delivery came through this bot's own Talk identity, so only it may answer (S14). */
-  async #handle(event: InboxEvent, verified: Extract<VerificationResult, { ok: true }>, witness: string | null, onlyBot: string | null): Promise<ProcessOutcome> {
+  async #handle(
+    event: InboxEvent,
+    verified: Extract<VerificationResult, { ok: true }>,
+    witness: string | null,
+    onlyBot: string | null,
+  ): Promise<ProcessOutcome> {
     const d = this.#deps;
     const message = verified.message;
     if (d.confirmations) {
@@ -138,7 +149,11 @@ export class EventProcessor implements QueuedTurnHandler {
     let alreadyPosted = postedBefore.map((c) => c.text).join('\n\n');
     if (decision.preface) {
       if (postedBefore.length === 0) await stream.post(decision.preface);
-      else alreadyPosted = postedBefore.slice(1).map((c) => c.text).join('\n\n');
+      else
+        alreadyPosted = postedBefore
+          .slice(1)
+          .map((c) => c.text)
+          .join('\n\n');
     }
     // Queued before the turn, so the room search tools can wait for this message's uploads.
     if (d.uploads && message.attachments.length > 0) await d.uploads.onTurn(decision.bot, message, verified.author);
@@ -184,7 +199,14 @@ export class EventProcessor implements QueuedTurnHandler {
     const previous = await this.#reconcile(replyId, request.roomToken, message, witness);
     const replyTo = request.replyTo !== null && /^\d+$/.test(request.replyTo) ? Number(request.replyTo) : null;
     const speaker = await this.#speaker(request.roomToken, bot, request.route);
-    const target: ReplyTarget = { inboxId: replyId, route: request.route, roomToken: request.roomToken, replyTo, inThread: payload.inThread, ...(speaker ? { speaker } : {}) };
+    const target: ReplyTarget = {
+      inboxId: replyId,
+      route: request.route,
+      roomToken: request.roomToken,
+      replyTo,
+      inThread: payload.inThread,
+      ...(speaker ? { speaker } : {}),
+    };
     const stream = this.#stream(target, message, previous);
     const postedBefore = previous.filter((c) => c.posted).map((c) => c.text);
     const alreadyPosted = [payload.alreadyPosted, ...postedBefore].filter((t) => t !== '').join('\n\n');
@@ -250,7 +272,11 @@ export class EventProcessor implements QueuedTurnHandler {
 
   #stream(target: ReplyTarget, message: ParsedMessage | null, previous: LoggedChunk[]): ReplyStream & { sanitizer: ReplySanitizer } {
     const d = this.#deps;
-    const sanitizer = new ReplySanitizer({ nextcloudOrigin: d.nextcloud.baseUrl, allowedHosts: d.options.linkAllowList(), userText: message ? mentionsAsTyped(message) : '' });
+    const sanitizer = new ReplySanitizer({
+      nextcloudOrigin: d.nextcloud.baseUrl,
+      allowedHosts: d.options.linkAllowList(),
+      userText: message ? mentionsAsTyped(message) : '',
+    });
     const stream = new ReplyStream({ target, sender: d.sender, log: d.replyLog, sanitizer, salt: d.options.referenceSalt, now: d.now, previous });
     return Object.assign(stream, { sanitizer });
   }
@@ -323,8 +349,21 @@ function storedAuthor(request: QueuedRequest, message: ParsedMessage): ActingUse
 }
 
 /** Where the answer to an inbox event goes. */
-function targetFor(event: InboxEvent, route: string, message: ParsedMessage, identities: Pick<TalkIdentities, 'forgetRoom'>, speaker: string | null): ReplyTarget {
-  const target: ReplyTarget = { inboxId: event.id, route, roomToken: event.roomToken, replyTo: replyTarget(message), inThread: message.threadId !== null, ...(speaker ? { speaker } : {}) };
+function targetFor(
+  event: InboxEvent,
+  route: string,
+  message: ParsedMessage,
+  identities: Pick<TalkIdentities, 'forgetRoom'>,
+  speaker: string | null,
+): ReplyTarget {
+  const target: ReplyTarget = {
+    inboxId: event.id,
+    route,
+    roomToken: event.roomToken,
+    replyTo: replyTarget(message),
+    inThread: message.threadId !== null,
+    ...(speaker ? { speaker } : {}),
+  };
   if (route !== event.route) target.fallback = { route: event.route, forget: () => identities.forgetRoom(event.roomToken, route) };
   return target;
 }

@@ -206,16 +206,26 @@ export class TurnRunner {
       try {
         loadout = await this.#tools.registry.loadout(ctx, assignments);
       } catch (err) {
-        this.#logger.warn({ err, botId: bot.id }, 'could not load the bot\'s tools; answering without them');
+        this.#logger.warn({ err, botId: bot.id }, "could not load the bot's tools; answering without them");
       }
     }
     // S6: a bot that may act as its users keeps memory per invoker. Unknown or unavailable
     // tools may be such tools, so they count too.
-    const perInvoker = assignments.length > 0 && (loadout === null || loadout.tools.some((t) => t.requiresUser === true) || loadout.unavailable.length > 0 || loadout.inert.length > 0);
-    const scope: MemoryScope = { botId: bot.id, roomToken: message.roomToken, threadId: message.threadId, invokerUid: perInvoker ? invokerKey(user, message) : null };
+    const perInvoker =
+      assignments.length > 0 &&
+      (loadout === null || loadout.tools.some((t) => t.requiresUser === true) || loadout.unavailable.length > 0 || loadout.inert.length > 0);
+    const scope: MemoryScope = {
+      botId: bot.id,
+      roomToken: message.roomToken,
+      threadId: message.threadId,
+      invokerUid: perInvoker ? invokerKey(user, message) : null,
+    };
     const allowWrites = input.addressed !== false;
     // S4: guests and other non-users never reach a tool.
-    const agentTools = user !== null && loadout !== null && this.#agent !== undefined ? loadout.tools.filter((t) => allowWrites || (t.policy.readOnly && !t.policy.destructive)) : [];
+    const agentTools =
+      user !== null && loadout !== null && this.#agent !== undefined
+        ? loadout.tools.filter((t) => allowWrites || (t.policy.readOnly && !t.policy.destructive))
+        : [];
 
     const gate = new RateGate(this.#rate?.limiter ?? null, rateKeyFor({ uid: user?.uid ?? null, roomToken: message.roomToken }), this.#rate?.gate);
     let first: Awaited<ReturnType<RateGate['first']>>;
@@ -303,19 +313,25 @@ export class TurnRunner {
 
     const text = stream.text;
     const remember = async (content: string | null) => {
-      if (content) await this.#memory.appendExchange(userRow, { ...scope, role: 'assistant', authorUid: `bots/${bot.mention}`, messageId: message.messageId, content });
+      if (content)
+        await this.#memory.appendExchange(userRow, { ...scope, role: 'assistant', authorUid: `bots/${bot.mention}`, messageId: message.messageId, content });
       else await this.#memory.append(userRow);
     };
 
     if (error) {
       const rateLimited = error instanceof RateLimitedError ? error : null;
-      const publicMessage = rateLimited ? rateLimitedMidTurnText(rateLimited.retryAfterMs) : error instanceof LlmError ? llmErrorText(error) : turnTexts().genericError;
+      const publicMessage = rateLimited
+        ? rateLimitedMidTurnText(rateLimited.retryAfterMs)
+        : error instanceof LlmError
+          ? llmErrorText(error)
+          : turnTexts().genericError;
       this.#logger.warn({ err: error, botId: bot.id, roomToken: message.roomToken }, 'turn failed');
       trace.record({ type: 'error', stage: rateLimited ? 'rate-limit' : 'turn', message: error instanceof Error ? error.message : String(error) });
       if (input.replay && !stream.committed && text === '') {
         // Nothing reached the user: the queue tries again (or tells the user once it gives up).
         await trace.finish('error', error instanceof Error ? error.message : 'failed');
-        if (rateLimited) return { status: 'deferred', text: '', retryAfterMs: rateLimited.retryAfterMs, level: rateLimited.refusal.level, traceId: trace.runId };
+        if (rateLimited)
+          return { status: 'deferred', text: '', retryAfterMs: rateLimited.retryAfterMs, level: rateLimited.refusal.level, traceId: trace.runId };
         return { status: 'error', text: '', retryable: true, traceId: trace.runId };
       }
       try {
@@ -343,7 +359,12 @@ export class TurnRunner {
   }
 
   /** The bot without tools: one streamed call. */
-  async #singleCall(req: { model: string; temperature: number | null; maxTokens: number; messages: ChatMessage[] }, sink: ReplySink, gate: RateGate, trace: TurnTrace): Promise<void> {
+  async #singleCall(
+    req: { model: string; temperature: number | null; maxTokens: number; messages: ChatMessage[] },
+    sink: ReplySink,
+    gate: RateGate,
+    trace: TurnTrace,
+  ): Promise<void> {
     await gate.acquire();
     trace.record({ type: 'llm_request', model: req.model, messages: req.messages });
     const started = performance.now();
@@ -393,7 +414,10 @@ export class TurnRunner {
       replyTo: input.reply.replyTo === null ? null : String(input.reply.replyTo),
       retryAfterMs: refusal.retryAfterMs,
     });
-    this.#logger.info({ botId: bot.id, roomToken: message.roomToken, request: queued.id, level: refusal.level, window: refusal.window }, 'rate limit reached; turn queued');
+    this.#logger.info(
+      { botId: bot.id, roomToken: message.roomToken, request: queued.id, level: refusal.level, window: refusal.window },
+      'rate limit reached; turn queued',
+    );
     await stream.post(renderQueueMessage(queued.position, queued.estimatedWaitMs, await this.#rate.queueMessage()));
     return { status: 'queued', text: '' };
   }
@@ -405,7 +429,7 @@ export class TurnRunner {
         '## Conversation context',
         `You are @${bot.mention}, a bot in the Nextcloud Talk conversation "${roomName.slice(0, 200)}".`,
         `The current date and time is ${new Date(this.#now()).toISOString()}.`,
-        'Each user message starts with the author\'s name and user id. Answer in the language of the latest message, using Markdown.',
+        "Each user message starts with the author's name and user id. Answer in the language of the latest message, using Markdown.",
       ].join('\n'),
     ];
     if (onboardingContext) parts.push(onboardingContext);

@@ -24,7 +24,12 @@ export interface RolePlan {
 }
 
 const WEB = ['lifecycle (/heartbeat, /init, /enabled)', 'Talk webhook intake', 'the API and the app page'] as const;
-const WORKER = ['the Talk inbox', 'the rate-limit queue', 'knowledge ingestion jobs', 'housekeeping (retention, user reconciliation, wiki scan, admin form sync)'] as const;
+const WORKER = [
+  'the Talk inbox',
+  'the rate-limit queue',
+  'knowledge ingestion jobs',
+  'housekeeping (retention, user reconciliation, wiki scan, admin form sync)',
+] as const;
 
 export const ROLES: Readonly<Record<ProcessRole, RolePlan>> = {
   // Today's single process: the HTTP thread and one processing thread.

@@ -64,10 +64,7 @@ export async function startScaleOut(d: ScaleOutDeps): Promise<ScaleOut> {
     });
     return sending;
   };
-  return {
-    announce: (topic) => (topic === 'inbox' ? wakeWorkers() : notifier.announce(d.db, topic)),
-    close: () => notifier.close(),
-  };
+  return { announce: (topic) => (topic === 'inbox' ? wakeWorkers() : notifier.announce(d.db, topic)), close: () => notifier.close() };
 }
 
 /** A web process of a scale-out: waits until the workers have finished every inbox row (tests). */

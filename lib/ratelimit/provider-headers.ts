@@ -31,5 +31,6 @@ function observeChatRateLimits(url: string, responseHeaders: Headers, limiter: R
     const n = name.toLowerCase();
     if (n.startsWith('x-ratelimit-') || n.startsWith('ratelimit') || n === 'retry-after') headers[n] = value;
   });
-  if (Object.keys(headers).length > 0) void limiter.observeProviderHeaders('chat', headers).catch((err: unknown) => logger.warn({ err }, 'could not record provider rate-limit headers'));
+  if (Object.keys(headers).length > 0)
+    void limiter.observeProviderHeaders('chat', headers).catch((err: unknown) => logger.warn({ err }, 'could not record provider rate-limit headers'));
 }

@@ -136,7 +136,10 @@ export class QueueProcessor {
     const stats = await this.#queue.stats();
     result.remaining = stats.pending + stats.processing;
     if (result.processed + result.expired + result.failed + result.errors.length > 0) {
-      this.#logger.info({ processed: result.processed, deferred: result.deferred, expired: result.expired, failed: result.failed, remaining: result.remaining }, 'request queue processed');
+      this.#logger.info(
+        { processed: result.processed, deferred: result.deferred, expired: result.expired, failed: result.failed, remaining: result.remaining },
+        'request queue processed',
+      );
     }
     return result;
   }
@@ -189,11 +192,6 @@ export class QueueProcessor {
 
   // RequestQueue has no way to return a claim without counting an attempt; no capacity is not a failure.
   async #release(id: number): Promise<void> {
-    await this.#db
-      .updateTable('request_queue')
-      .set({ status: 'pending', claimed_at: null })
-      .where('id', '=', id)
-      .where('status', '=', 'processing')
-      .execute();
+    await this.#db.updateTable('request_queue').set({ status: 'pending', claimed_at: null }).where('id', '=', id).where('status', '=', 'processing').execute();
   }
 }

@@ -54,7 +54,9 @@ const windowsSchema = z
     }
   });
 
-export const scopeSchema = z.object({ instance: windowsSchema, user: windowsSchema, guestRoom: windowsSchema.nullable() }, { error: 'Must be an object' }).strict();
+export const scopeSchema = z
+  .object({ instance: windowsSchema, user: windowsSchema, guestRoom: windowsSchema.nullable() }, { error: 'Must be an object' })
+  .strict();
 
 const queueMessageSchema = z
   .string({ error: 'Must be a text, or empty for the built-in text' })
@@ -73,12 +75,7 @@ const queueMessageSchema = z
   });
 
 const settingsSchema = z
-  .object({
-    enabled: z.boolean({ error: 'Must be true or false' }),
-    chat: scopeSchema,
-    embeddings: scopeSchema,
-    queueMessage: queueMessageSchema,
-  })
+  .object({ enabled: z.boolean({ error: 'Must be true or false' }), chat: scopeSchema, embeddings: scopeSchema, queueMessage: queueMessageSchema })
   .strict();
 
 /** Patch semantics: objects merge key by key, anything else (null included) replaces. */

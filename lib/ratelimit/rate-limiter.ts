@@ -83,7 +83,6 @@ export interface RateLimitStatus {
   embeddings: ScopeStatus;
 }
 
-
 type Db = Kysely<Database & RateLimitTables>;
 
 export const WINDOWS: readonly RateWindow[] = ['second', 'minute', 'hour', 'day'];
@@ -224,12 +223,16 @@ export class RateLimiter {
   async status(about: { uid?: string | null; guestRoom?: string | null } = {}): Promise<RateLimitStatus> {
     const settings = await this.#settings();
     const now = this.#now();
-    const rows = await this.#db.selectFrom('rate_limit_counters').selectAll().where((eb) => {
-      const levels = [eb.and([eb('level', '=', 'instance'), eb('subject', '=', '')])];
-      if (about.uid) levels.push(eb.and([eb('level', '=', 'user'), eb('subject', '=', about.uid)]));
-      if (about.guestRoom) levels.push(eb.and([eb('level', '=', 'guest-room'), eb('subject', '=', about.guestRoom)]));
-      return eb.or(levels);
-    }).execute();
+    const rows = await this.#db
+      .selectFrom('rate_limit_counters')
+      .selectAll()
+      .where((eb) => {
+        const levels = [eb.and([eb('level', '=', 'instance'), eb('subject', '=', '')])];
+        if (about.uid) levels.push(eb.and([eb('level', '=', 'user'), eb('subject', '=', about.uid)]));
+        if (about.guestRoom) levels.push(eb.and([eb('level', '=', 'guest-room'), eb('subject', '=', about.guestRoom)]));
+        return eb.or(levels);
+      })
+      .execute();
     const providers = await this.#db.selectFrom('rate_limit_provider_state').selectAll().execute();
     const windows = (scope: RateScope, level: RateLevel, subject: string, limits: WindowLimits): WindowStatus[] =>
       WINDOWS.map((w) => {
@@ -255,7 +258,10 @@ export class RateLimiter {
 
   /** Drops counters untouched for longer than a day window (users and rooms come and go). */
   async pruneIdle(): Promise<number> {
-    const r = await this.#db.deleteFrom('rate_limit_counters').where('updated_at', '<', this.#now() - 2 * WINDOW_MS.day).executeTakeFirst();
+    const r = await this.#db
+      .deleteFrom('rate_limit_counters')
+      .where('updated_at', '<', this.#now() - 2 * WINDOW_MS.day)
+      .executeTakeFirst();
     return Number(r.numDeletedRows);
   }
 

@@ -1,9 +1,9 @@
-import { sql, type Generated, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { redactString } from '../log/redact.ts';
 import { localized } from '../l10n/talk-language.ts';
 import type { Database } from '../storage/schema.ts';
 
-import type { QueueStatus, RequestQueueTables } from '../storage/tables/request-queue-tables.ts';
+import type { RequestQueueTables } from '../storage/tables/request-queue-tables.ts';
 
 export type { QueueStatus, RequestQueueTable, RequestQueueTables } from '../storage/tables/request-queue-tables.ts';
 

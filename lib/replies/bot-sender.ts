@@ -82,7 +82,10 @@ export class BotSender {
     if (!secret) throw new BotSendError('the Talk bot is not registered', 0);
     const { random, signature } = signBotMessage(secret, reaction);
     try {
-      await postBotReaction(this.#nextcloud, roomToken, messageId, reaction, { 'X-Nextcloud-Talk-Bot-Random': random, 'X-Nextcloud-Talk-Bot-Signature': signature });
+      await postBotReaction(this.#nextcloud, roomToken, messageId, reaction, {
+        'X-Nextcloud-Talk-Bot-Random': random,
+        'X-Nextcloud-Talk-Bot-Signature': signature,
+      });
     } catch (err) {
       const status = err instanceof NextcloudError ? err.status : 0;
       throw new BotSendError(`Talk refused the bot reaction (HTTP ${status || 'n/a'})`, status);

@@ -14,7 +14,9 @@ const LIST = new PreparedQuery((db, p: { inboxId: number }) => db.selectFrom('re
 const INTEND = new PreparedQuery((db, p: { inboxId: number; seq: number; referenceId: string; text: string; now: number }) =>
   db.insertInto('reply_chunks').values({ inbox_id: p.inboxId, seq: p.seq, reference_id: p.referenceId, text: p.text, posted: 0, created_at: p.now }),
 );
-const POSTED = new PreparedQuery((db, p: { inboxId: number; seq: number }) => db.updateTable('reply_chunks').set({ posted: 1 }).where('inbox_id', '=', p.inboxId).where('seq', '=', p.seq));
+const POSTED = new PreparedQuery((db, p: { inboxId: number; seq: number }) =>
+  db.updateTable('reply_chunks').set({ posted: 1 }).where('inbox_id', '=', p.inboxId).where('seq', '=', p.seq),
+);
 
 /** What a reply stream needs of the log (the terminal playground keeps one in memory). */
 export type ReplyRecord = Pick<ReplyLog, 'list' | 'intend' | 'posted' | 'drop'>;

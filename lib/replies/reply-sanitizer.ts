@@ -48,7 +48,10 @@ function mentionKey(token: string): string {
 }
 
 function normalizeHost(entry: string): string | null {
-  const trimmed = entry.trim().toLowerCase().replace(/^\*?\./, '');
+  const trimmed = entry
+    .trim()
+    .toLowerCase()
+    .replace(/^\*?\./, '');
   if (trimmed === '') return null;
   try {
     const url = new URL(trimmed.includes('://') ? trimmed : `http://${trimmed}`);
@@ -188,8 +191,6 @@ export class ReplySanitizer {
   }
 
   #escapeMentions(text: string): string {
-    return text.replace(MENTION, (token) =>
-      this.#userMentions.has(mentionKey(token)) ? token : FULLWIDTH_AT + token.slice(1),
-    );
+    return text.replace(MENTION, (token) => (this.#userMentions.has(mentionKey(token)) ? token : FULLWIDTH_AT + token.slice(1)));
   }
 }

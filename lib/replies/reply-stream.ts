@@ -30,7 +30,11 @@ export interface ReplyTarget {
 
 /** "**Name:**": a name without Markdown, line breaks or brackets, so it cannot open emphasis, a link or a second line. */
 export function speakerLabel(name: string): string {
-  const clean = name.replace(/[\r\n*_`~[\]()<>|#\\]/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 64);
+  const clean = name
+    .replace(/[\r\n*_`~[\]()<>|#\\]/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 64);
   return clean === '' ? '' : `**${clean}:**`;
 }
 
@@ -60,7 +64,15 @@ export class ReplyStream {
   #streamedText: string[] = [];
   #sawThinking = false;
 
-  constructor(deps: { target: ReplyTarget; sender: MessageSender; log: ReplyRecord; sanitizer: ReplySanitizer; salt: string; now?: () => number; previous?: LoggedChunk[] }) {
+  constructor(deps: {
+    target: ReplyTarget;
+    sender: MessageSender;
+    log: ReplyRecord;
+    sanitizer: ReplySanitizer;
+    salt: string;
+    now?: () => number;
+    previous?: LoggedChunk[];
+  }) {
     this.#target = deps.target;
     this.#route = deps.target.route;
     this.#sender = deps.sender;

@@ -49,7 +49,15 @@ export class MessageRouter {
   readonly #resolver: BotResolver | null;
   readonly #roomData: RoomDataHooks | null;
 
-  constructor(deps: { bots: BotStore; access: BotAccessPolicy; onboarding: OnboardingService; memory: ConversationMemory; rooms: RoomFactsSource; resolver?: BotResolver; roomData?: RoomDataHooks }) {
+  constructor(deps: {
+    bots: BotStore;
+    access: BotAccessPolicy;
+    onboarding: OnboardingService;
+    memory: ConversationMemory;
+    rooms: RoomFactsSource;
+    resolver?: BotResolver;
+    roomData?: RoomDataHooks;
+  }) {
     this.#resolver = deps.resolver ?? null;
     this.#roomData = deps.roomData ?? null;
     this.#bots = deps.bots;
@@ -89,7 +97,13 @@ export class MessageRouter {
       const bot = await this.#bots.get(state.botId);
       if (!bot?.active) continue;
       if (!(await this.#access.canUse(bot, this.#actor(message, author))).allowed) continue;
-      return this.#answerOnboarding(await this.#effective(bot, message, author), message, renderMessageText(message.rawText, message.parameters).trim(), author, roomFacts);
+      return this.#answerOnboarding(
+        await this.#effective(bot, message, author),
+        message,
+        renderMessageText(message.rawText, message.parameters).trim(),
+        author,
+        roomFacts,
+      );
     }
     const alwaysId = await this.#onboarding.alwaysModeBot(message.roomToken);
     if (alwaysId) {
@@ -134,7 +148,13 @@ export class MessageRouter {
     return this.#resolver ? this.#resolver.effectiveBot(bot, this.#actor(message, author)) : bot;
   }
 
-  async #addressed(bot: Bot, message: ParsedMessage, userText: string, author: ActingUser | null, roomFacts: () => Promise<RoomFacts | null>): Promise<Decision> {
+  async #addressed(
+    bot: Bot,
+    message: ParsedMessage,
+    userText: string,
+    author: ActingUser | null,
+    roomFacts: () => Promise<RoomFacts | null>,
+  ): Promise<Decision> {
     const state = await this.#onboarding.getState(bot.id, message.roomToken);
     if (!state) {
       const reply = await this.#onboarding.start(bot, message.roomToken, message.actor.id, userText === '' ? null : userText);
@@ -147,7 +167,13 @@ export class MessageRouter {
     return { kind: 'turn', bot, userText, preface: null, addressed: true, stateChanged: false };
   }
 
-  async #answerOnboarding(bot: Bot, message: ParsedMessage, text: string, author: ActingUser | null, roomFacts: () => Promise<RoomFacts | null>): Promise<Decision> {
+  async #answerOnboarding(
+    bot: Bot,
+    message: ParsedMessage,
+    text: string,
+    author: ActingUser | null,
+    roomFacts: () => Promise<RoomFacts | null>,
+  ): Promise<Decision> {
     const canDecide = author !== null && RoomInfo.canDecideRoomMode(await roomFacts());
     const result = await this.#onboarding.answer(bot, message.roomToken, text, { uid: message.actor.id, canDecideRoomMode: canDecide });
     if (result.completed && result.deferredMessage) {
@@ -159,12 +185,7 @@ export class MessageRouter {
 
   async #reset(message: ParsedMessage, mention: string | null, facts: RoomFacts | null): Promise<Decision> {
     if (!RoomInfo.canDecideRoomMode(facts)) {
-      return {
-        kind: 'reply',
-        bot: null,
-        text: routerTexts().resetOnlyModerators,
-        stateChanged: false,
-      };
+      return { kind: 'reply', bot: null, text: routerTexts().resetOnlyModerators, stateChanged: false };
     }
     if (mention) {
       const bot = await this.#bots.getByMention(mention);

@@ -83,16 +83,19 @@ function normalize(text: string): string {
     .toLowerCase()
     .replace(/[*_`~]/g, '')
     .trim()
-    .replace(/^[\s"'“”‘’«»(\[]+/, '')
+    .replace(/^[\s"'“”‘’«»([]+/, '')
     .replace(/[\s"'“”‘’«»)\].,;:!?]+$/, '')
     .trim();
 }
 
 /** 'mention' for A, 'always' for B, null for anything else. Tolerates `a`, `A)`, `b.`, `Option B`, `B) every message`. */
 export function parseModeChoice(text: string): ResponseMode | null {
-  let t = text.toLowerCase().replace(/[*_`~]/g, '').trim();
+  let t = text
+    .toLowerCase()
+    .replace(/[*_`~]/g, '')
+    .trim();
   t = t.replace(/^(?:option|mode|answer|choice)\s*[:-]?\s*/, '');
-  const m = /^[(\[]?([ab])(?:[)\]]?[.!:,;]*|\s*[)\].:\-–—]+\s+\S[\s\S]*)$/.exec(t);
+  const m = /^[([]?([ab])(?:[)\]]?[.!:,;]*|\s*[)\].:\-–—]+\s+\S[\s\S]*)$/.exec(t);
   if (!m) return null;
   return m[1] === 'a' ? 'mention' : 'always';
 }
@@ -127,8 +130,12 @@ function quote(text: string): string {
 }
 
 // Read on every turn: prepared once (storage/prepared-query.ts).
-const STATE = new PreparedQuery((db, p: { botId: string; roomToken: string }) => db.selectFrom('room_states').selectAll().where('bot_id', '=', p.botId).where('room_token', '=', p.roomToken));
-const ROOM_STATES = new PreparedQuery((db, p: { roomToken: string }) => db.selectFrom('room_states').selectAll().where('room_token', '=', p.roomToken).orderBy('created_at').orderBy('bot_id'));
+const STATE = new PreparedQuery((db, p: { botId: string; roomToken: string }) =>
+  db.selectFrom('room_states').selectAll().where('bot_id', '=', p.botId).where('room_token', '=', p.roomToken),
+);
+const ROOM_STATES = new PreparedQuery((db, p: { roomToken: string }) =>
+  db.selectFrom('room_states').selectAll().where('room_token', '=', p.roomToken).orderBy('created_at').orderBy('bot_id'),
+);
 
 export class OnboardingService {
   readonly #db: Kysely<Database>;
@@ -207,8 +214,7 @@ export class OnboardingService {
       const state = toState(row);
       if (state.onboardingStatus === 'completed') return { reply: '', completed: true, deferredMessage: null };
       const input = stripMention(text, bot.mention);
-      const step =
-        state.onboardingStatus === 'mode_selection' ? this.#chooseMode(bot, state, input, actor) : this.#answerQuestion(bot, state, input);
+      const step = state.onboardingStatus === 'mode_selection' ? this.#chooseMode(bot, state, input, actor) : this.#answerQuestion(bot, state, input);
       if (step.kind === 'reply') return { reply: step.reply, completed: false, deferredMessage: null };
 
       const now = this.#now();
@@ -246,11 +252,7 @@ export class OnboardingService {
 
   /** Forgets the bot's onboarding in the room; true when there was one. */
   async reset(botId: string, roomToken: string): Promise<boolean> {
-    const result = await this.#db
-      .deleteFrom('room_states')
-      .where('bot_id', '=', botId)
-      .where('room_token', '=', roomToken)
-      .executeTakeFirst();
+    const result = await this.#db.deleteFrom('room_states').where('bot_id', '=', botId).where('room_token', '=', roomToken).executeTakeFirst();
     return Number(result.numDeletedRows) > 0;
   }
 
@@ -298,13 +300,7 @@ export class OnboardingService {
     if (!match) return { kind: 'reply', reply: `${routerTexts().chooseAnswer}\n\n${formatQuestion(question)}` };
     const answers = [
       ...state.answers,
-      {
-        questionId: question.id,
-        questionText: question.text,
-        answerId: match.answer.id,
-        answerText: match.value,
-        freeText: match.answer.type === 'free_text',
-      },
+      { questionId: question.id, questionText: question.text, answerId: match.answer.id, answerText: match.value, freeText: match.answer.type === 'free_text' },
     ];
     const next = this.#question(bot, match.answer.next, answers);
     if (!next) return { kind: 'advance', reply: '', state: { ...state, answers, onboardingStatus: 'completed', currentQuestionId: null } };

@@ -39,7 +39,8 @@ const en: RouterTexts = {
   chooseMode: ({ mention }) => `Please reply with **A** (I answer only when someone mentions @${mention}) or **B** (I answer every message in this room).`,
   onlyModeratorsChooseB: ({ name, mention }) =>
     `Only a moderator of this conversation can let **${name}** answer every message. Reply with **A** and I will answer whenever someone mentions @${mention}, or ask a moderator to choose **B**.`,
-  modeChosen: ({ always, mention }) => (always ? 'Got it: I will answer every message in this room.' : `Got it: I will answer when someone mentions @${mention}.`),
+  modeChosen: ({ always, mention }) =>
+    always ? 'Got it: I will answer every message in this room.' : `Got it: I will answer when someone mentions @${mention}.`,
   questionsFirst: 'A few questions first:',
   chooseAnswer: 'Please choose one of these answers:',
   ownAnswer: ({ hint }) => `Or write your own answer: ${hint}`,
@@ -54,7 +55,8 @@ const en: RouterTexts = {
   refusal: ({ mention, reason }) => {
     if (reason === 'guest-not-allowed') return `Sorry, @${mention} is not available to guests.`;
     if (reason === 'inactive') return `Sorry, @${mention} is currently switched off.`;
-    if (reason === 'owner-unavailable') return `Sorry, @${mention} is not available: the account that owns it is disabled or deleted. An administrator can help.`;
+    if (reason === 'owner-unavailable')
+      return `Sorry, @${mention} is not available: the account that owns it is disabled or deleted. An administrator can help.`;
     return `Sorry, you don't have access to @${mention}. Ask its owner or an administrator to share it with you.`;
   },
 };
@@ -70,17 +72,20 @@ const de: RouterTexts = {
       '',
       `Bitte mit **A** oder **B** antworten. ${DE_RESET_HINT}`,
     ].join('\n'),
-  chooseMode: ({ mention }) => `Bitte mit **A** (Antwort nur, wenn jemand @${mention} erwähnt) oder **B** (Antwort auf jede Nachricht in diesem Raum) antworten.`,
+  chooseMode: ({ mention }) =>
+    `Bitte mit **A** (Antwort nur, wenn jemand @${mention} erwähnt) oder **B** (Antwort auf jede Nachricht in diesem Raum) antworten.`,
   onlyModeratorsChooseB: ({ name, mention }) =>
     `Nur Moderatorinnen und Moderatoren dieser Unterhaltung können **${name}** auf jede Nachricht antworten lassen. Mit **A** antworte ich, sobald jemand @${mention} erwähnt; für **B** bitte die Moderation fragen.`,
-  modeChosen: ({ always, mention }) => (always ? 'Alles klar: Ich antworte auf jede Nachricht in diesem Raum.' : `Alles klar: Ich antworte, wenn jemand @${mention} erwähnt.`),
+  modeChosen: ({ always, mention }) =>
+    always ? 'Alles klar: Ich antworte auf jede Nachricht in diesem Raum.' : `Alles klar: Ich antworte, wenn jemand @${mention} erwähnt.`,
   questionsFirst: 'Zuerst ein paar Fragen:',
   chooseAnswer: 'Bitte eine dieser Antworten wählen:',
   ownAnswer: ({ hint }) => `Oder eine eigene Antwort schreiben: ${hint}`,
   setUp: ({ name, always, mention, deferred }) =>
     `Danke, **${name}** ist eingerichtet. ${always ? 'Ich antworte auf jede Nachricht in dieser Unterhaltung.' : `Für Fragen einfach @${mention} erwähnen.`} ${DE_RESET_HINT}${deferred ? ' Jetzt zur ersten Nachricht.' : ''}`,
   mentionedWithoutQuestion: ({ mention }) => `Ja? Die Frage bitte direkt nach @${mention} schreiben.`,
-  resetOnlyModerators: 'Nur die Moderation dieser Unterhaltung kann hier einen Bot zurücksetzen. Bitte eine Moderatorin oder einen Moderator bitten, ((RESET)) zu senden.',
+  resetOnlyModerators:
+    'Nur die Moderation dieser Unterhaltung kann hier einen Bot zurücksetzen. Bitte eine Moderatorin oder einen Moderator bitten, ((RESET)) zu senden.',
   noSuchBot: ({ mention }) => `Es gibt keinen Bot namens @${mention}.`,
   botReset: ({ mention }) => `Der Chat mit **@${mention}** wurde zurückgesetzt. Für einen Neuanfang den Bot einfach wieder erwähnen.`,
   noActiveBots: 'In diesem Chat ist kein Bot aktiv. Einen Bot erwähnen, um ihn zu aktivieren.',
@@ -88,7 +93,8 @@ const de: RouterTexts = {
   refusal: ({ mention, reason }) => {
     if (reason === 'guest-not-allowed') return `Leider steht @${mention} Gästen nicht zur Verfügung.`;
     if (reason === 'inactive') return `Leider ist @${mention} gerade ausgeschaltet.`;
-    if (reason === 'owner-unavailable') return `Leider ist @${mention} nicht verfügbar: Das Konto, dem der Bot gehört, ist deaktiviert oder gelöscht. Die Administration kann helfen.`;
+    if (reason === 'owner-unavailable')
+      return `Leider ist @${mention} nicht verfügbar: Das Konto, dem der Bot gehört, ist deaktiviert oder gelöscht. Die Administration kann helfen.`;
     return `Leider besteht kein Zugriff auf @${mention}. Die Person, der der Bot gehört, oder die Administration kann ihn freigeben.`;
   },
 };

@@ -12,8 +12,20 @@ import { TRACES_API_SPECS } from './routes/traces-api.ts';
 import { buildOpenApiDocument, CORE_ROUTE_SPECS, OPENAPI_ROUTE_SPEC, type RouteSpec } from './openapi.ts';
 
 export function apiRouteSpecs(): RouteSpec[] {
-  return [...CORE_ROUTE_SPECS, ...BOTS_API_SPECS, ...KNOWLEDGE_API_SPECS,
-    ...ADMIN_POLICY_SPECS, ...MCP_ADMIN_SPECS, ...TOOLS_API_SPECS, ...RATELIMIT_ADMIN_SPECS, ...TRACES_API_SPECS, ...RUNTIME_STATUS_SPECS, ...PERSONAL_SETTINGS_SPECS, ...AGENT_PROFILES_API_SPECS, OPENAPI_ROUTE_SPEC];
+  return [
+    ...CORE_ROUTE_SPECS,
+    ...BOTS_API_SPECS,
+    ...KNOWLEDGE_API_SPECS,
+    ...ADMIN_POLICY_SPECS,
+    ...MCP_ADMIN_SPECS,
+    ...TOOLS_API_SPECS,
+    ...RATELIMIT_ADMIN_SPECS,
+    ...TRACES_API_SPECS,
+    ...RUNTIME_STATUS_SPECS,
+    ...PERSONAL_SETTINGS_SPECS,
+    ...AGENT_PROFILES_API_SPECS,
+    OPENAPI_ROUTE_SPEC,
+  ];
 }
 
 export function apiDocument(version: string): Record<string, unknown> {

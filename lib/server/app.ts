@@ -69,7 +69,8 @@ export function createApp(options: AppOptions): Express {
     }
     const where = { method: req.method, path: req.path };
     if (out.log === 'error') logger.error({ err, ...where }, 'request failed');
-    else if (out.log === 'warn' && out.status === 413) logger.warn({ ...where, length: req.headers['content-length'] ?? null }, 'request body too large; refused');
+    else if (out.log === 'warn' && out.status === 413)
+      logger.warn({ ...where, length: req.headers['content-length'] ?? null }, 'request body too large; refused');
     else if (out.log === 'warn') logger.warn({ err, ...where, status: out.status }, 'upstream failed; answered with an error');
     if (res.headersSent) return;
     noSniffNoStore(res);

@@ -24,7 +24,14 @@ function clientStatus(err: BodyError): number | null {
   return status !== null && status >= 400 && status < 500 && err.expose === true ? status : null;
 }
 
-const answer = (status: number, code: string, message: string, log: 'none' | 'info' | 'warn' | 'error' = 'none', close = false): ErrorAnswer => ({ kind: 'answer', status, code, message, log, close });
+const answer = (status: number, code: string, message: string, log: 'none' | 'info' | 'warn' | 'error' = 'none', close = false): ErrorAnswer => ({
+  kind: 'answer',
+  status,
+  code,
+  message,
+  log,
+  close,
+});
 
 /**
  * One mapping for every route. Body errors are the caller's: a body that does not match its
@@ -33,7 +40,16 @@ const answer = (status: number, code: string, message: string, log: 'none' | 'in
  * A client that hung up is not an error of ours.
  */
 export function errorAnswer(err: unknown, req: Request): ErrorAnswer {
-  if (err instanceof HttpError) return { kind: 'answer', status: err.status, code: err.code, message: err.message, ...(err.details ? { details: err.details } : {}), log: 'none', close: false };
+  if (err instanceof HttpError)
+    return {
+      kind: 'answer',
+      status: err.status,
+      code: err.code,
+      message: err.message,
+      ...(err.details ? { details: err.details } : {}),
+      log: 'none',
+      close: false,
+    };
   if (err instanceof NextcloudError) return answer(502, 'nextcloud_error', 'Nextcloud did not answer as expected; try again', 'warn');
   if (err instanceof LlmError) return answer(502, 'provider_error', err.publicMessage, 'warn');
   if (err instanceof ProviderHttpError || err instanceof ProviderStreamError || err instanceof EgressError) {

@@ -103,7 +103,10 @@ export function buildOpenApiDocument(specs: RouteSpec[], info: { version: string
     seen.add(key);
     const errors = [...new Set([401, ...(s.access === 'admin' ? [403] : []), ...(s.errors ?? [])])].sort((a, b) => a - b);
     const responses: Record<string, Json> = {
-      [String(s.response.status)]: { description: s.response.description ?? 'Success', content: { 'application/json': { schema: { $ref: REF(s.response.name) } } } },
+      [String(s.response.status)]: {
+        description: s.response.description ?? 'Success',
+        content: { 'application/json': { schema: { $ref: REF(s.response.name) } } },
+      },
     };
     for (const status of errors) {
       responses[String(status)] = { description: ERROR_DESCRIPTIONS[status] ?? 'Error', content: { 'application/json': { schema: { $ref: REF('Error') } } } };
@@ -134,9 +137,7 @@ export function buildOpenApiDocument(specs: RouteSpec[], info: { version: string
     tags: [...new Set(specs.map((s) => s.tag))].map((name) => ({ name })),
     paths,
     components: {
-      securitySchemes: {
-        appApi: { type: 'apiKey', in: 'header', name: 'AUTHORIZATION-APP-API', description: 'Set by AppAPI for the logged-in user' },
-      },
+      securitySchemes: { appApi: { type: 'apiKey', in: 'header', name: 'AUTHORIZATION-APP-API', description: 'Set by AppAPI for the logged-in user' } },
       schemas: { ...components(inputs, 'input'), ...components(outputs, 'output') },
     },
   };
@@ -192,11 +193,55 @@ const openApiAnswer = z.record(z.string(), z.unknown()).describe('This document'
 
 /** Routes of the foundation routers (session info, model settings) and of this document itself. */
 export const CORE_ROUTE_SPECS: RouteSpec[] = [
-  { method: 'get', path: '/api/v1/me', operationId: 'getMe', summary: 'Who the app page talks to', tag: 'session', access: 'user', response: { status: 200, name: 'Me', schema: meAnswer } },
-  { method: 'get', path: '/api/v1/admin/settings', operationId: 'getAdminSettings', summary: 'Model-provider settings (keys masked)', tag: 'admin', access: 'admin', response: { status: 200, name: 'AdminSettings', schema: settingsAnswer }, errors: [503] },
-  { method: 'put', path: '/api/v1/admin/settings', operationId: 'updateAdminSettings', summary: 'Change model-provider settings', tag: 'admin', access: 'admin', body: { name: 'AdminSettingsUpdate', schema: settingsBody }, response: { status: 200, name: 'AdminSettingsSaved', schema: settingsAnswer }, errors: [400, 503] },
-  { method: 'get', path: '/api/v1/admin/models', operationId: 'listAdminModels', summary: 'Models the endpoints list now', tag: 'admin', access: 'admin', response: { status: 200, name: 'AdminModels', schema: adminModelsAnswer }, errors: [503] },
-  { method: 'get', path: '/api/v1/models', operationId: 'listModels', summary: 'Models bot owners may choose', tag: 'models', access: 'user', response: { status: 200, name: 'Models', schema: modelsAnswer } },
+  {
+    method: 'get',
+    path: '/api/v1/me',
+    operationId: 'getMe',
+    summary: 'Who the app page talks to',
+    tag: 'session',
+    access: 'user',
+    response: { status: 200, name: 'Me', schema: meAnswer },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/admin/settings',
+    operationId: 'getAdminSettings',
+    summary: 'Model-provider settings (keys masked)',
+    tag: 'admin',
+    access: 'admin',
+    response: { status: 200, name: 'AdminSettings', schema: settingsAnswer },
+    errors: [503],
+  },
+  {
+    method: 'put',
+    path: '/api/v1/admin/settings',
+    operationId: 'updateAdminSettings',
+    summary: 'Change model-provider settings',
+    tag: 'admin',
+    access: 'admin',
+    body: { name: 'AdminSettingsUpdate', schema: settingsBody },
+    response: { status: 200, name: 'AdminSettingsSaved', schema: settingsAnswer },
+    errors: [400, 503],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/admin/models',
+    operationId: 'listAdminModels',
+    summary: 'Models the endpoints list now',
+    tag: 'admin',
+    access: 'admin',
+    response: { status: 200, name: 'AdminModels', schema: adminModelsAnswer },
+    errors: [503],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/models',
+    operationId: 'listModels',
+    summary: 'Models bot owners may choose',
+    tag: 'models',
+    access: 'user',
+    response: { status: 200, name: 'Models', schema: modelsAnswer },
+  },
 ];
 
 export const OPENAPI_ROUTE_SPEC: RouteSpec = {

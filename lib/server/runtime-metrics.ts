@@ -28,7 +28,13 @@ export class RuntimeMetrics {
     this.#timer = setInterval(() => {
       const h = this.#histogram;
       const w = this.#webhooks;
-      this.#windows.push({ at: Date.now(), p50: h.percentile(50) / 1e6, p99: h.percentile(99) / 1e6, max: h.max / 1e6, webhookP99: w.count > 0 ? w.percentile(99) / 1e3 : null });
+      this.#windows.push({
+        at: Date.now(),
+        p50: h.percentile(50) / 1e6,
+        p99: h.percentile(99) / 1e6,
+        max: h.max / 1e6,
+        webhookP99: w.count > 0 ? w.percentile(99) / 1e3 : null,
+      });
       if (this.#windows.length > keep) this.#windows.shift();
       h.reset();
       w.reset();
@@ -43,7 +49,16 @@ export class RuntimeMetrics {
   }
 
   /** Lag and webhook percentiles over the windows of the last `seconds` (the worst window's p99). */
-  snapshot(seconds = 60): { loopLagP99Ms: number; loopLagMaxMs: number; webhookP99Ms: number | null; rssMb: number; peakRssMb: number; heapUsedMb: number; cpuMs: number; uptimeS: number } {
+  snapshot(seconds = 60): {
+    loopLagP99Ms: number;
+    loopLagMaxMs: number;
+    webhookP99Ms: number | null;
+    rssMb: number;
+    peakRssMb: number;
+    heapUsedMb: number;
+    cpuMs: number;
+    uptimeS: number;
+  } {
     const since = Date.now() - seconds * 1000;
     const recent = this.#windows.filter((w) => w.at >= since);
     const mem = process.memoryUsage();

@@ -128,7 +128,10 @@ function openSqlite(path: string): DatabaseHandle {
   if (path === ':memory:') {
     // One connection sees one in-memory database: the intake is an attached in-memory schema on it.
     sqlite.exec("attach database ':memory:' as intake");
-    for (const ddl of INTAKE_SCHEMA) sqlite.exec(ddl.replace('create table if not exists inbox', 'create table if not exists intake.inbox').replace('inbox_room on inbox', 'intake.inbox_room on inbox'));
+    for (const ddl of INTAKE_SCHEMA)
+      sqlite.exec(
+        ddl.replace('create table if not exists inbox', 'create table if not exists intake.inbox').replace('inbox_room on inbox', 'intake.inbox_room on inbox'),
+      );
     intakeDb = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
     closeIntake = async () => undefined;
   } else {
@@ -171,8 +174,7 @@ function openSqlite(path: string): DatabaseHandle {
 function openPostgres(url: string, schema: string | undefined, poolSize: number): DatabaseHandle {
   // int8 (timestamps in ms, ids) as numbers: all our values stay below 2^53.
   const types = {
-    getTypeParser: (oid: number, format?: 'text' | 'binary') =>
-      oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text'),
+    getTypeParser: (oid: number, format?: 'text' | 'binary') => (oid === 20 ? (v: string) => Number(v) : pg.types.getTypeParser(oid, format as 'text')),
   };
   const pool = new pg.Pool({
     connectionString: url,

@@ -139,7 +139,18 @@ export interface ConversationMessagesTable {
   created_at: number;
 }
 
-export interface Database extends RateLimitTables, RequestQueueTables, TraceTables, ToolTables, GovernanceTables, ConfirmationTables, KnowledgeTables, UserTables, WikiTables, AgentProfileTables {
+export interface Database
+  extends
+    RateLimitTables,
+    RequestQueueTables,
+    TraceTables,
+    ToolTables,
+    GovernanceTables,
+    ConfirmationTables,
+    KnowledgeTables,
+    UserTables,
+    WikiTables,
+    AgentProfileTables {
   settings: SettingsTable;
   secrets: SecretsTable;
   bots: BotsTable;

@@ -30,6 +30,7 @@ class CurrentSchemaIntrospector implements DatabaseIntrospector {
 }
 
 export class CurrentSchemaPostgresDialect extends PostgresDialect {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the signature of kysely's Dialect
   override createIntrospector(db: Kysely<any>): DatabaseIntrospector {
     return new CurrentSchemaIntrospector(db);
   }

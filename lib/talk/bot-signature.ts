@@ -10,15 +10,13 @@ export const MIN_RANDOM_LENGTH = 32;
 const HEADER_SAFE = /^[\x21-\x7e]+$/;
 
 function hmacHex(secret: string, random: string, signedString: string): string {
-  return createHmac('sha256', secret).update(random + signedString, 'utf8').digest('hex');
+  return createHmac('sha256', secret)
+    .update(random + signedString, 'utf8')
+    .digest('hex');
 }
 
 /** Values for X-Nextcloud-Talk-Bot-Random and X-Nextcloud-Talk-Bot-Signature. */
-export function signBotMessage(
-  secret: string,
-  signedString: string,
-  random: string = randomBytes(32).toString('hex'),
-): { random: string; signature: string } {
+export function signBotMessage(secret: string, signedString: string, random: string = randomBytes(32).toString('hex')): { random: string; signature: string } {
   if (random.length < MIN_RANDOM_LENGTH) {
     throw new RangeError(`bot signature random must be at least ${MIN_RANDOM_LENGTH} characters`);
   }

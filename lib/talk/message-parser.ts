@@ -1,13 +1,7 @@
 // Turns a validated Talk webhook event or a chat-API message into one shape.
 // Everything in the result is user data: rendered text and names are never trusted.
 import { z } from 'zod';
-import {
-  MAX_MESSAGE_LENGTH,
-  RoomTokenSchema,
-  TalkParametersSchema,
-  type TalkParameter,
-  type TalkWebhookEvent,
-} from './webhook-schema.ts';
+import { MAX_MESSAGE_LENGTH, RoomTokenSchema, TalkParametersSchema, type TalkParameter, type TalkWebhookEvent } from './webhook-schema.ts';
 
 export type { TalkParameter } from './webhook-schema.ts';
 
@@ -71,12 +65,7 @@ const ACTOR_KINDS: ReadonlyMap<string, ActorKind> = new Map([
 export function normalizeActor(rawId: string, displayName: string): TalkActor {
   const slash = rawId.indexOf('/');
   if (slash <= 0 || slash === rawId.length - 1) return { kind: 'other', id: rawId, rawId, displayName };
-  return {
-    kind: ACTOR_KINDS.get(rawId.slice(0, slash)) ?? 'other',
-    id: rawId.slice(slash + 1),
-    rawId,
-    displayName,
-  };
+  return { kind: ACTOR_KINDS.get(rawId.slice(0, slash)) ?? 'other', id: rawId.slice(slash + 1), rawId, displayName };
 }
 
 // Cut at a code point boundary so a surrogate pair is never split.
@@ -90,7 +79,10 @@ function truncate(s: string, max: number, ellipsis: string): string {
 
 // Names are shown inline: no line breaks or control characters that could fake a new line.
 function cleanName(name: string, max: number): string {
-  const flat = name.replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, ' ').replace(/\s+/g, ' ').trim();
+  const flat = name
+    .replace(/[\p{Cc}\p{Zl}\p{Zp}]+/gu, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   return truncate(flat, max, '…');
 }
 
@@ -108,10 +100,7 @@ const PLACEHOLDER = /\{([A-Za-z0-9][A-Za-z0-9_-]{0,63})\}/g;
  * {mention-…} → '@Name', other known placeholders ({file}, {actor}, …) → their name,
  * unknown placeholders stay as they are. Single pass: rendered names are never re-expanded.
  */
-export function renderMessageText(
-  message: string,
-  parameters: Readonly<Record<string, { name: string; id?: string }>>,
-): string {
+export function renderMessageText(message: string, parameters: Readonly<Record<string, { name: string; id?: string }>>): string {
   const rendered = message.replace(PLACEHOLDER, (whole: string, key: string) => {
     if (!Object.hasOwn(parameters, key)) return whole;
     const param = parameters[key];
@@ -150,14 +139,7 @@ function extractAttachments(parameters: Readonly<Record<string, TalkParameter>>)
     if (p.type !== 'file' || seen.has(p.id)) continue;
     seen.add(p.id);
     const mimeType = p.mimetype ?? '';
-    const attachment: Attachment = {
-      fileId: p.id,
-      name: p.name,
-      mimeType,
-      size: p.size ?? 0,
-      path: p.path ?? '',
-      kind: classifyAttachment(mimeType, p.name),
-    };
+    const attachment: Attachment = { fileId: p.id, name: p.name, mimeType, size: p.size ?? 0, path: p.path ?? '', kind: classifyAttachment(mimeType, p.name) };
     if (p.etag !== undefined) attachment.etag = p.etag;
     if (p.permissions !== undefined) attachment.permissions = p.permissions;
     out.push(attachment);
@@ -206,7 +188,11 @@ export const TalkChatMessageSchema = z.object({
   id: PositiveId,
   token: RoomTokenSchema,
   actorType: z.string().regex(/^[a-z_]{1,32}$/),
-  actorId: z.string().min(1).max(512).regex(/^[^\u0000-\u001f\u007f]+$/),
+  actorId: z
+    .string()
+    .min(1)
+    .max(512)
+    .regex(/^[^\u0000-\u001f\u007f]+$/),
   actorDisplayName: z.string().max(1024),
   timestamp: z.number().int().nonnegative().optional(),
   message: z.string().max(MAX_MESSAGE_LENGTH),

@@ -6,8 +6,7 @@ import { readMessageContext } from '../nextcloud/talk.ts';
 import { parseChatApiMessage, type ParsedMessage } from './message-parser.ts';
 
 export type VerificationResult =
-  | { ok: true; message: ParsedMessage; author: ActingUser | null }
-  | { ok: false; reason: 'not-found' | 'author-mismatch' | 'unverifiable-actor' | 'malformed' };
+  { ok: true; message: ParsedMessage; author: ActingUser | null } | { ok: false; reason: 'not-found' | 'author-mismatch' | 'unverifiable-actor' | 'malformed' };
 
 /**
  * S3: a delivery through AppAPI carries only the empty-user header, which an

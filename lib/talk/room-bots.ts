@@ -3,7 +3,17 @@ import type { Kysely } from 'kysely';
 import type { NextcloudClient } from '../nextcloud/client.ts';
 import type { ActingUser } from '../nextcloud/identity.ts';
 import { NextcloudNotFoundError } from '../nextcloud/errors.ts';
-import { createRoom, enableRoomBot, getRoom, listRoomBots, listRooms, postChatMessage, talkCallUrl, type TalkBotEntry, type TalkRoom } from '../nextcloud/talk.ts';
+import {
+  createRoom,
+  enableRoomBot,
+  getRoom,
+  listRoomBots,
+  listRooms,
+  postChatMessage,
+  talkCallUrl,
+  type TalkBotEntry,
+  type TalkRoom,
+} from '../nextcloud/talk.ts';
 import type { Database } from '../storage/schema.ts';
 import { dedicatedDescription, SHARED_DESCRIPTION, SHARED_NAME, SHARED_ROUTE } from './talk-identities.ts';
 
@@ -68,7 +78,11 @@ export class RoomBots {
    * Whether our Talk bot (`route`) is enabled. Only moderators may list a
    * room's bots; for others it is known only if a message came through it.
    */
-  async status(user: ActingUser, token: string, routes: string[] = [SHARED_ROUTE]): Promise<{ room: RoomSummary; enabled: Map<string, { enabled: boolean | null; talkBotId: number | null }> }> {
+  async status(
+    user: ActingUser,
+    token: string,
+    routes: string[] = [SHARED_ROUTE],
+  ): Promise<{ room: RoomSummary; enabled: Map<string, { enabled: boolean | null; talkBotId: number | null }> }> {
     const room = await this.room(user, token);
     if (!room) throw new RoomBotError(404, 'room_not_found', 'Conversation not found');
     const enabled = new Map<string, { enabled: boolean | null; talkBotId: number | null }>();
@@ -91,7 +105,8 @@ export class RoomBots {
     if (!room) throw new RoomBotError(404, 'room_not_found', 'Conversation not found');
     if (!room.isModerator) throw new RoomBotError(403, 'not_moderator', 'Only moderators of this conversation can add the bot');
     // Talk refuses bots there with a bare 400 {error: 'room'} (BotController::enableBot).
-    if (room.type === FORMER_ONE_TO_ONE) throw new RoomBotError(409, 'room_not_supported', 'Talk does not allow bots in a former one-to-one conversation; start a group conversation instead');
+    if (room.type === FORMER_ONE_TO_ONE)
+      throw new RoomBotError(409, 'room_not_supported', 'Talk does not allow bots in a former one-to-one conversation; start a group conversation instead');
     const bot = await this.#find(await this.#roomBots(user, token), route);
     if (!bot) throw new RoomBotError(409, 'talk_bot_missing', 'The Talk bot is not registered; ask an administrator to enable the app again');
     if (bot.state === 1) return { alreadyEnabled: true, talkBotId: bot.id };

@@ -68,7 +68,11 @@ export class TalkIdentities {
   /** Registers (idempotently: AppAPI reuses the secret) and stores the secret. */
   async register(route: string, name: string, description: string, botId: string | null): Promise<void> {
     const talkName = truncateUtf8(name, MAX_TALK_NAME_BYTES);
-    const data = await registerTalkBot(this.#nextcloud, { name: talkName, route: `/${route}`, description: truncateUtf8(description, MAX_TALK_DESCRIPTION_BYTES) });
+    const data = await registerTalkBot(this.#nextcloud, {
+      name: talkName,
+      route: `/${route}`,
+      description: truncateUtf8(description, MAX_TALK_DESCRIPTION_BYTES),
+    });
     if (!data || typeof data.secret !== 'string' || data.secret.length < 40) throw new Error('AppAPI returned no bot secret');
     await this.#vault.put(secretName(route), data.secret);
     this.#secrets.set(route, data.secret);

@@ -27,15 +27,15 @@ const boundedString = (max: number) => z.string().max(max);
 
 export const MessageIdSchema = z.string().regex(DIGITS, { error: 'expected a numeric string' });
 export const RoomTokenSchema = z.string().regex(ROOM_TOKEN, { error: 'expected a room token' });
-export const ActorIdSchema = z
-  .string()
-  .max(MAX_ACTOR_ID_LENGTH)
-  .regex(ACTOR_ID, { error: 'expected <type>/<id>' });
+export const ActorIdSchema = z.string().max(MAX_ACTOR_ID_LENGTH).regex(ACTOR_ID, { error: 'expected <type>/<id>' });
 
 // Talk usually sends numbers; accept digit strings too so a version change does not drop files.
 const NonNegativeIntSchema = z.union([
   z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER),
-  z.string().regex(/^[0-9]{1,15}$/).transform(Number),
+  z
+    .string()
+    .regex(/^[0-9]{1,15}$/)
+    .transform(Number),
 ]);
 
 // A rich-object parameter (mention, file, actor, call, ...). Only the fields we may use are kept.
@@ -71,10 +71,7 @@ export const TalkParametersSchema = z.preprocess(
     .refine((r) => Object.keys(r).length <= MAX_PARAMETERS, { error: 'too many parameters' }),
 );
 
-export const TalkContentSchema = z.object({
-  message: boundedString(MAX_MESSAGE_LENGTH),
-  parameters: TalkParametersSchema,
-});
+export const TalkContentSchema = z.object({ message: boundedString(MAX_MESSAGE_LENGTH), parameters: TalkParametersSchema });
 
 // object.content is itself a JSON string.
 const ContentStringSchema = boundedString(MAX_CONTENT_LENGTH)
@@ -92,7 +89,10 @@ const PersonSchema = z.object({
   type: boundedString(64),
   id: ActorIdSchema,
   name: boundedString(MAX_NAME_LENGTH),
-  talkParticipantType: z.string().regex(/^[0-9]{1,2}$/).optional(),
+  talkParticipantType: z
+    .string()
+    .regex(/^[0-9]{1,2}$/)
+    .optional(),
 });
 
 const CollectionSchema = z.object({
@@ -113,26 +113,15 @@ const NoteBase = {
 // Talk 21+: the quoted parent message. Only its id is used.
 const InReplyToSchema = z.object({
   type: boundedString(64).optional(),
-  actor: z
-    .object({ type: boundedString(64).optional(), id: boundedString(MAX_ACTOR_ID_LENGTH), name: boundedString(MAX_NAME_LENGTH).optional() })
-    .optional(),
+  actor: z.object({ type: boundedString(64).optional(), id: boundedString(MAX_ACTOR_ID_LENGTH), name: boundedString(MAX_NAME_LENGTH).optional() }).optional(),
   object: z.object({ id: MessageIdSchema }),
 });
 
 const NoteSchema = z.object({ ...NoteBase, inReplyTo: InReplyToSchema.optional() });
 
-const AppApiKeys = {
-  appId: boundedString(64).optional(),
-  route: boundedString(256).optional(),
-};
+const AppApiKeys = { appId: boundedString(64).optional(), route: boundedString(256).optional() };
 
-export const TalkCreateEventSchema = z.object({
-  ...AppApiKeys,
-  type: z.literal('Create'),
-  actor: PersonSchema,
-  object: NoteSchema,
-  target: CollectionSchema,
-});
+export const TalkCreateEventSchema = z.object({ ...AppApiKeys, type: z.literal('Create'), actor: PersonSchema, object: NoteSchema, target: CollectionSchema });
 
 // System messages and (until Talk 23) file shares.
 export const TalkActivityEventSchema = z.object({
@@ -144,26 +133,11 @@ export const TalkActivityEventSchema = z.object({
 });
 
 // Join/Leave: the room is in `object`, not `target`.
-export const TalkJoinEventSchema = z.object({
-  ...AppApiKeys,
-  type: z.literal('Join'),
-  actor: PersonSchema,
-  object: CollectionSchema,
-});
+export const TalkJoinEventSchema = z.object({ ...AppApiKeys, type: z.literal('Join'), actor: PersonSchema, object: CollectionSchema });
 
-export const TalkLeaveEventSchema = z.object({
-  ...AppApiKeys,
-  type: z.literal('Leave'),
-  actor: PersonSchema,
-  object: CollectionSchema,
-});
+export const TalkLeaveEventSchema = z.object({ ...AppApiKeys, type: z.literal('Leave'), actor: PersonSchema, object: CollectionSchema });
 
-const LikeBody = {
-  actor: PersonSchema,
-  object: z.object(NoteBase),
-  target: CollectionSchema,
-  content: boundedString(64).min(1),
-};
+const LikeBody = { actor: PersonSchema, object: z.object(NoteBase), target: CollectionSchema, content: boundedString(64).min(1) };
 
 export const TalkLikeEventSchema = z.object({ ...AppApiKeys, type: z.literal('Like'), ...LikeBody });
 
@@ -183,18 +157,10 @@ export type TalkJoinEvent = z.output<typeof TalkJoinEventSchema>;
 export type TalkLeaveEvent = z.output<typeof TalkLeaveEventSchema>;
 export type TalkLikeEvent = z.output<typeof TalkLikeEventSchema>;
 export type TalkUndoEvent = z.output<typeof TalkUndoEventSchema>;
-export type TalkWebhookEvent =
-  | TalkCreateEvent
-  | TalkActivityEvent
-  | TalkJoinEvent
-  | TalkLeaveEvent
-  | TalkLikeEvent
-  | TalkUndoEvent;
+export type TalkWebhookEvent = TalkCreateEvent | TalkActivityEvent | TalkJoinEvent | TalkLeaveEvent | TalkLikeEvent | TalkUndoEvent;
 export type TalkWebhookType = TalkWebhookEvent['type'];
 
-export type ParseTalkWebhookResult =
-  | { ok: true; event: TalkWebhookEvent }
-  | { ok: false; reason: 'unknown-type' | 'invalid'; detail: string };
+export type ParseTalkWebhookResult = { ok: true; event: TalkWebhookEvent } | { ok: false; reason: 'unknown-type' | 'invalid'; detail: string };
 
 const SCHEMAS: Record<TalkWebhookType, z.ZodType<TalkWebhookEvent>> = {
   Create: TalkCreateEventSchema,

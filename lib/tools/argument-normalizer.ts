@@ -4,9 +4,7 @@
 import { isPlainObject, schemaProperties, schemaRequired, setOwn } from './json-schema.ts';
 import type { JsonSchema } from './json-schema.ts';
 
-export type NormalizeResult =
-  | { ok: true; args: Record<string, unknown> }
-  | { ok: false; observation: string };
+export type NormalizeResult = { ok: true; args: Record<string, unknown> } | { ok: false; observation: string };
 
 const MAX_DEPTH = 32;
 const INTEGER_RE = /^-?\d+$/;
@@ -40,14 +38,22 @@ function schemaTypes(schema: JsonSchema): string[] {
 
 function matchesType(value: unknown, type: string): boolean {
   switch (type) {
-    case 'string': return typeof value === 'string';
-    case 'integer': return typeof value === 'number' && Number.isInteger(value);
-    case 'number': return typeof value === 'number' && Number.isFinite(value);
-    case 'boolean': return typeof value === 'boolean';
-    case 'array': return Array.isArray(value);
-    case 'object': return isPlainObject(value);
-    case 'null': return value === null;
-    default: return false;
+    case 'string':
+      return typeof value === 'string';
+    case 'integer':
+      return typeof value === 'number' && Number.isInteger(value);
+    case 'number':
+      return typeof value === 'number' && Number.isFinite(value);
+    case 'boolean':
+      return typeof value === 'boolean';
+    case 'array':
+      return Array.isArray(value);
+    case 'object':
+      return isPlainObject(value);
+    case 'null':
+      return value === null;
+    default:
+      return false;
   }
 }
 

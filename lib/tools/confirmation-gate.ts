@@ -60,7 +60,7 @@ export function requiresConfirmation(call: ProposedCall, policy: ToolPolicy, tai
     reason: 'untrusted-content',
     observation:
       `ACTION NOT RUN: ${call.name} can change data, and this conversation contains content the user did not write in this message (${describe(taint.sources)}). ` +
-      'Such actions need the user\'s explicit confirmation, so it was not executed. Do not claim it was done. ' +
+      "Such actions need the user's explicit confirmation, so it was not executed. Do not claim it was done. " +
       'Tell the user exactly what you intended to do and that it needs their confirmation.',
   };
 }

@@ -12,7 +12,18 @@ import { collectivesFromCapabilities, detectCollectivesApi, type CollectivesApiK
 import { deckInCapabilities } from '../nextcloud/deck-capability.ts';
 import { parseMultistatus, propHrefs, type DavEntry } from '../nextcloud/multistatus.ts';
 
-export type CapabilityName = 'files' | 'trashbin' | 'versions' | 'sharing' | 'sharing-group' | 'sharing-link' | 'sharing-link-password-enforced' | 'caldav' | 'deck' | 'collectives' | 'collectives-ocs';
+export type CapabilityName =
+  | 'files'
+  | 'trashbin'
+  | 'versions'
+  | 'sharing'
+  | 'sharing-group'
+  | 'sharing-link'
+  | 'sharing-link-password-enforced'
+  | 'caldav'
+  | 'deck'
+  | 'collectives'
+  | 'collectives-ocs';
 
 export type Capabilities = ReadonlySet<CapabilityName>;
 

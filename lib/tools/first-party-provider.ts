@@ -44,7 +44,10 @@ export interface ConfirmationRequester {
 
 /** Re-decides a confirmed action's identity (lib/agent-profiles/execution-resolver.ts) and audits it. */
 export interface ConfirmedExecutionGate {
-  resolveConfirmed(action: StoredAction, confirmer: ActingUser): Promise<{ ok: true; user: ActingUser; execution: ExecutionInfo } | { ok: false; message: string }>;
+  resolveConfirmed(
+    action: StoredAction,
+    confirmer: ActingUser,
+  ): Promise<{ ok: true; user: ActingUser; execution: ExecutionInfo } | { ok: false; message: string }>;
   record(entry: AuditRecord): Promise<void>;
 }
 
@@ -93,7 +96,9 @@ export class FirstPartyToolProvider implements ToolProvider, ConfirmationExecuto
   constructor(options: FirstPartyProviderOptions) {
     this.#nextcloud = options.nextcloud;
     this.#confirmations = options.confirmations ?? null;
-    this.#capabilities = options.capabilities ?? new CapabilityProbe(options.nextcloud, { ...(options.logger ? { logger: options.logger } : {}), ...(options.now ? { now: options.now } : {}) });
+    this.#capabilities =
+      options.capabilities ??
+      new CapabilityProbe(options.nextcloud, { ...(options.logger ? { logger: options.logger } : {}), ...(options.now ? { now: options.now } : {}) });
     this.#serverPolicy = options.serverPolicy ?? (() => 'default');
     this.#isTainted = options.isTainted ?? (() => false);
     this.#now = options.now ?? Date.now;
@@ -118,7 +123,8 @@ export class FirstPartyToolProvider implements ToolProvider, ConfirmationExecuto
 
   getToolMetadata(): Record<string, ToolMetadata> {
     const out: Record<string, ToolMetadata> = {};
-    for (const t of ALL_FIRST_PARTY_TOOLS) out[t.definition.name] = { label: t.definition.label ?? t.definition.name, summary: t.definition.summary ?? '', family: t.family };
+    for (const t of ALL_FIRST_PARTY_TOOLS)
+      out[t.definition.name] = { label: t.definition.label ?? t.definition.name, summary: t.definition.summary ?? '', family: t.family };
     return out;
   }
 
@@ -167,17 +173,37 @@ export class FirstPartyToolProvider implements ToolProvider, ConfirmationExecuto
     const declared = riskOf(tool, prepared);
     const risk = execution?.mode === 'agent' && declared === 'private' ? 'outward' : declared;
     if (policy === 'never' && (prepared.confirmReason !== null || risk === 'destructive')) {
-      return markOutcome(errorResult(`ERROR: This bot may not ${prepared.description}: its settings forbid destructive actions${prepared.confirmReason ? ` (${prepared.confirmReason})` : ''}. Nothing was done.`), 'refused');
+      return markOutcome(
+        errorResult(
+          `ERROR: This bot may not ${prepared.description}: its settings forbid destructive actions${prepared.confirmReason ? ` (${prepared.confirmReason})` : ''}. Nothing was done.`,
+        ),
+        'refused',
+      );
     }
     // S6: a tainted turn confirms only what reaches other people; a private, reversible write runs and is reported.
     const tainted = this.isTainted(ctx);
     const reason =
       prepared.confirmReason ??
-      (risk === 'destructive' ? 'this deletes or overwrites something' : rule === 'confirm' ? "this bot's policy asks for confirmation of this tool" : tainted && risk === 'outward' ? 'this conversation turn contains content you did not type (a file, an event or another person\'s message), and this reaches other people' : null);
+      (risk === 'destructive'
+        ? 'this deletes or overwrites something'
+        : rule === 'confirm'
+          ? "this bot's policy asks for confirmation of this tool"
+          : tainted && risk === 'outward'
+            ? "this conversation turn contains content you did not type (a file, an event or another person's message), and this reaches other people"
+            : null);
     if (reason === null) {
       const result = await tool.execute({ args: prepared.args, binding: prepared.binding, ...(prepared.secrets ? { secrets: prepared.secrets } : {}) }, env);
       if (!tainted || result.isError) return result;
-      return { ...result, content: [...result.content, { type: 'text', text: `Done without a confirmation, because only ${user.uid} sees it and it can be undone: ${prepared.description}. Tell the user what was done.` }] };
+      return {
+        ...result,
+        content: [
+          ...result.content,
+          {
+            type: 'text',
+            text: `Done without a confirmation, because only ${user.uid} sees it and it can be undone: ${prepared.description}. Tell the user what was done.`,
+          },
+        ],
+      };
     }
 
     // The invoker confirms, also in agent mode (where `user` is the profile's account).
@@ -195,7 +221,9 @@ export class FirstPartyToolProvider implements ToolProvider, ConfirmationExecuto
         ...(prepared.secrets ? { secrets: prepared.secrets } : {}),
         description: prepared.description,
         reason,
-        ...(execution ? { execution: { mode: execution.mode, profileId: execution.profileId, scope: execution.scope.toJSON(), confirmation: execution.confirmation } } : {}),
+        ...(execution
+          ? { execution: { mode: execution.mode, profileId: execution.profileId, scope: execution.scope.toJSON(), confirmation: execution.confirmation } }
+          : {}),
       })
       .catch((err: unknown) => {
         this.#logger?.warn({ err, tool: name }, 'a confirmation could not be recorded');
@@ -211,8 +239,8 @@ export class FirstPartyToolProvider implements ToolProvider, ConfirmationExecuto
     return markOutcome(
       textResult(
         `NOT DONE YET. The server asked ${invoker.uid} to confirm: ${prepared.description}. ` +
-          'It runs only if they answer the server\'s confirmation message in this conversation within 10 minutes. ' +
-          'Do not say it is done; tell the user to confirm or cancel as the server\'s message explains.',
+          "It runs only if they answer the server's confirmation message in this conversation within 10 minutes. " +
+          "Do not say it is done; tell the user to confirm or cancel as the server's message explains.",
       ),
       'confirmation-requested',
     );
@@ -230,7 +258,14 @@ export class FirstPartyToolProvider implements ToolProvider, ConfirmationExecuto
     if (this.#execution) {
       const resolved = await this.#execution.resolveConfirmed(action, user);
       if (!resolved.ok) {
-        await this.#audit(action, user, null, { mode: action.execution?.['mode'] === 'agent' ? 'agent' : 'user', profileId: null }, 'refused', resolved.message);
+        await this.#audit(
+          action,
+          user,
+          null,
+          { mode: action.execution?.['mode'] === 'agent' ? 'agent' : 'user', profileId: null },
+          'refused',
+          resolved.message,
+        );
         return errorResult(`ERROR: Not allowed any more: ${resolved.message}. Nothing was done.`);
       }
       acting = resolved.user;
@@ -249,11 +284,25 @@ export class FirstPartyToolProvider implements ToolProvider, ConfirmationExecuto
     const env = await this.#env(acting, scope);
     if (!tool.available(env.capabilities)) return errorResult(`ERROR: ${action.tool} is not available on this Nextcloud any more.`);
     const result = await tool.execute({ args: action.args, binding: action.binding, ...(action.secrets ? { secrets: action.secrets } : {}) }, env);
-    await this.#audit(action, user, acting, { mode: execution?.mode ?? 'user', profileId: execution?.profileId ?? null }, result.isError ? 'error' : 'ok', result.isError ? String((result.content[0] as { text?: unknown } | undefined)?.text ?? '') : '');
+    await this.#audit(
+      action,
+      user,
+      acting,
+      { mode: execution?.mode ?? 'user', profileId: execution?.profileId ?? null },
+      result.isError ? 'error' : 'ok',
+      result.isError ? String((result.content[0] as { text?: unknown } | undefined)?.text ?? '') : '',
+    );
     return result;
   }
 
-  async #audit(action: StoredAction, invoker: ActingUser, acting: ActingUser | null, how: { mode: 'user' | 'agent'; profileId: string | null }, outcome: 'ok' | 'error' | 'refused', detail: string): Promise<void> {
+  async #audit(
+    action: StoredAction,
+    invoker: ActingUser,
+    acting: ActingUser | null,
+    how: { mode: 'user' | 'agent'; profileId: string | null },
+    outcome: 'ok' | 'error' | 'refused',
+    detail: string,
+  ): Promise<void> {
     await this.#execution?.record({
       ...how,
       invokerUid: invoker.uid,

@@ -145,7 +145,8 @@ export function optionalBoolean(args: Record<string, unknown>, key: string): boo
 export function optionalInteger(args: Record<string, unknown>, key: string, min: number, max: number): number | undefined {
   const v = args[key];
   if (v === undefined || v === null) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) throw new InvalidArgumentError(`${key} must be a whole number from ${min} to ${max}`);
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
+    throw new InvalidArgumentError(`${key} must be a whole number from ${min} to ${max}`);
   return v;
 }
 

@@ -115,11 +115,7 @@ export function serializeToolsForModel(tools: readonly ToolSchemaSource[]): Mode
     if (name === '') continue;
     out.push({
       type: 'function',
-      function: {
-        name,
-        description: typeof tool.description === 'string' ? tool.description : '',
-        parameters: toProviderSchema(tool.schema),
-      },
+      function: { name, description: typeof tool.description === 'string' ? tool.description : '', parameters: toProviderSchema(tool.schema) },
     });
   }
   return out;

@@ -16,7 +16,8 @@ export interface PageChunk {
 }
 
 function clampInt(value: unknown, fallback: number, min: number, max: number): number {
-  const n = typeof value === 'number' && Number.isFinite(value) ? Math.floor(value) : typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : fallback;
+  const n =
+    typeof value === 'number' && Number.isFinite(value) ? Math.floor(value) : typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : fallback;
   return Math.min(max, Math.max(min, n));
 }
 
@@ -35,4 +36,3 @@ export function paginate(text: string, offsetArg: unknown, limitArg: unknown): P
 export function byteLength(text: string): number {
   return Buffer.byteLength(text, 'utf8');
 }
-

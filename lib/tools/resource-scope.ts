@@ -34,13 +34,14 @@ function folderSegments(raw: string): string[] {
   const trimmed = raw.trim().replace(/^\/+|\/+$/g, '');
   if (trimmed === '') return [];
   return trimmed.split('/').map((s) => {
-    let decoded = s;
+    let decoded: string;
     try {
       decoded = decodeURIComponent(s);
     } catch {
       throw new TypeError(`folder scope "${raw}" is not a plain path`);
     }
-    if (decoded === '' || decoded === '.' || decoded === '..' || /[\\?#\u0000-\u001f\u007f/]/.test(decoded)) throw new TypeError(`folder scope "${raw}" is not a plain path`);
+    if (decoded === '' || decoded === '.' || decoded === '..' || /[\\?#\u0000-\u001f\u007f/]/.test(decoded))
+      throw new TypeError(`folder scope "${raw}" is not a plain path`);
     return s;
   });
 }
@@ -69,13 +70,15 @@ export class ResourceScope {
     const folders = list(input.folders, 'folders');
     this.folders = folders === null ? null : Object.freeze(folders.map((f) => Object.freeze(folderSegments(f))));
     const calendars = list(input.calendars, 'calendars');
-    if (calendars?.some((c) => typeof c !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(c) || c === '.' || c === '..')) throw new TypeError('calendars: each entry must be a calendar id');
+    if (calendars?.some((c) => typeof c !== 'string' || !/^[A-Za-z0-9._-]{1,128}$/.test(c) || c === '.' || c === '..'))
+      throw new TypeError('calendars: each entry must be a calendar id');
     this.calendars = calendars === null ? null : new Set(calendars);
     const boards = list(input.boards, 'boards');
     if (boards?.some((b) => !Number.isSafeInteger(b) || b <= 0)) throw new TypeError('boards: each entry must be a board id (a positive whole number)');
     this.boards = boards === null ? null : new Set(boards);
     const collectives = list(input.collectives, 'collectives');
-    if (collectives?.some((c) => !Number.isSafeInteger(c) || c <= 0)) throw new TypeError('collectives: each entry must be a collective id (a positive whole number)');
+    if (collectives?.some((c) => !Number.isSafeInteger(c) || c <= 0))
+      throw new TypeError('collectives: each entry must be a collective id (a positive whole number)');
     this.collectives = collectives === null ? null : new Set(collectives);
     Object.freeze(this);
   }
@@ -109,14 +112,16 @@ export class ResourceScope {
 
   /** Whether every entry of `inner` lies within this scope (an owner's scope inside an admin's grant). */
   covers(inner: ResourceScope): boolean {
-    const sub = <T>(outer: ReadonlySet<T> | null, innerSet: ReadonlySet<T> | null): boolean => outer === null || (innerSet !== null && [...innerSet].every((x) => outer.has(x)));
+    const sub = <T>(outer: ReadonlySet<T> | null, innerSet: ReadonlySet<T> | null): boolean =>
+      outer === null || (innerSet !== null && [...innerSet].every((x) => outer.has(x)));
     const folders = this.folders === null || (inner.folders !== null && inner.folders.every((f) => this.allowsPath(f)));
     return folders && sub(this.calendars, inner.calendars) && sub(this.boards, inner.boards) && sub(this.collectives, inner.collectives);
   }
 
   /** The narrower of two scopes (an admin's grant applied over an owner's scope). */
   intersect(other: ResourceScope): ResourceScope {
-    const both = <T>(a: ReadonlySet<T> | null, b: ReadonlySet<T> | null): T[] | undefined => (a === null ? (b === null ? undefined : [...b]) : b === null ? [...a] : [...a].filter((x) => b.has(x)));
+    const both = <T>(a: ReadonlySet<T> | null, b: ReadonlySet<T> | null): T[] | undefined =>
+      a === null ? (b === null ? undefined : [...b]) : b === null ? [...a] : [...a].filter((x) => b.has(x));
     let folders: string[] | undefined;
     if (this.folders === null) folders = other.folders?.map((f) => f.join('/'));
     else if (other.folders === null) folders = this.folders.map((f) => f.join('/'));

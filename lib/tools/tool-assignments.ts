@@ -81,7 +81,11 @@ export class ToolAssignmentStore {
       if (json.length > MAX_CONFIG_JSON_CHARS) throw new ToolAssignmentError(`config of ${name} is too large`);
       return { bot_id: botId, tool_name: name, config: json, position, created_at: now };
     });
-    for (const h of this.#hooks) await h.beforeSave?.(botId, rows.map((r) => ({ name: r.tool_name, config: parseConfig(r.config) })));
+    for (const h of this.#hooks)
+      await h.beforeSave?.(
+        botId,
+        rows.map((r) => ({ name: r.tool_name, config: parseConfig(r.config) })),
+      );
     await this.#db.transaction().execute(async (trx) => {
       await trx.deleteFrom('bot_tools').where('bot_id', '=', botId).execute();
       if (rows.length > 0) await trx.insertInto('bot_tools').values(rows).execute();

@@ -92,9 +92,7 @@ function collapseWhitespace(text: string): string {
   return segments
     .map((segment, i) => {
       if (i % 2 === 1) return segment;
-      return segment
-        .replace(/(\S)[ \t]{2,}(?=\S)/g, '$1 ')
-        .replace(/\n[ \t]*\n(?:[ \t]*\n)+/g, '\n\n');
+      return segment.replace(/(\S)[ \t]{2,}(?=\S)/g, '$1 ').replace(/\n[ \t]*\n(?:[ \t]*\n)+/g, '\n\n');
     })
     .join('');
 }

@@ -21,9 +21,34 @@ const SEARCH_THRESHOLD = 10;
 
 const SEARCH_TOKENS = new Set(['search', 'lookup', 'query', 'find', 'rag']);
 const MUTATING_TOKENS = new Set([
-  'add', 'append', 'commit', 'create', 'delete', 'deploy', 'disable', 'enable', 'execute', 'install',
-  'log', 'merge', 'move', 'patch', 'post', 'push', 'put', 'remove', 'rename', 'run', 'save', 'send',
-  'set', 'store', 'uninstall', 'update', 'upload', 'write',
+  'add',
+  'append',
+  'commit',
+  'create',
+  'delete',
+  'deploy',
+  'disable',
+  'enable',
+  'execute',
+  'install',
+  'log',
+  'merge',
+  'move',
+  'patch',
+  'post',
+  'push',
+  'put',
+  'remove',
+  'rename',
+  'run',
+  'save',
+  'send',
+  'set',
+  'store',
+  'uninstall',
+  'update',
+  'upload',
+  'write',
 ]);
 
 function policy(kind: ToolKind, readOnly: boolean, idempotent: boolean, destructive: boolean, loopThreshold: number): ToolPolicy {

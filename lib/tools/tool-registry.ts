@@ -60,9 +60,7 @@ export interface ExecutionCall {
   config: Record<string, unknown>;
 }
 
-export type ExecutionResolution =
-  | { ok: true; ctx: InvocationContext }
-  | { ok: false; message: string; mode: 'user' | 'agent'; profileId: string | null };
+export type ExecutionResolution = { ok: true; ctx: InvocationContext } | { ok: false; message: string; mode: 'user' | 'agent'; profileId: string | null };
 
 export interface ExecutionAuditCall {
   tool: string;
@@ -155,8 +153,10 @@ function splitReserved(config: Record<string, unknown>): { reserved: Record<stri
 
 /** Shape of the execution-policy keys (existence, grants and scopes are checked by lib/agent-profiles). */
 function executionPolicyProblem(reserved: Record<string, unknown>): [string, string] | null {
-  if ('agentProfile' in reserved && (typeof reserved['agentProfile'] !== 'string' || !PROFILE_ID.test(reserved['agentProfile']))) return ['agentProfile', 'Must be the id of an agent profile'];
-  if ('confirmation' in reserved && !(CONFIRMATION_POLICIES as readonly unknown[]).includes(reserved['confirmation'])) return ['confirmation', `Must be one of ${CONFIRMATION_POLICIES.join(', ')}`];
+  if ('agentProfile' in reserved && (typeof reserved['agentProfile'] !== 'string' || !PROFILE_ID.test(reserved['agentProfile'])))
+    return ['agentProfile', 'Must be the id of an agent profile'];
+  if ('confirmation' in reserved && !(CONFIRMATION_POLICIES as readonly unknown[]).includes(reserved['confirmation']))
+    return ['confirmation', `Must be one of ${CONFIRMATION_POLICIES.join(', ')}`];
   if ('scope' in reserved) {
     const scope = reserved['scope'];
     if (!isPlainObject(scope)) return ['scope', 'Must be an object with folders, calendars, boards or collectives'];
@@ -260,12 +260,21 @@ class LoadoutImpl implements Loadout {
     // The server decides as whom this call runs, from the assignment alone (never from the arguments).
     let callCtx = ctx;
     if (this.#gate !== null) {
-      const resolved = await this.#gate.resolve(ctx, { tool: name, family: this.#families.get(name) ?? null, provider: claim.entry.provider.id, config: reserved }).catch((error: unknown) => {
-        this.#logger.warn({ tool: name, err: error }, 'could not resolve how a tool call runs');
-        return { ok: false as const, message: 'the server could not decide how this tool may run', mode: 'user' as const, profileId: null };
-      });
+      const resolved = await this.#gate
+        .resolve(ctx, { tool: name, family: this.#families.get(name) ?? null, provider: claim.entry.provider.id, config: reserved })
+        .catch((error: unknown) => {
+          this.#logger.warn({ tool: name, err: error }, 'could not resolve how a tool call runs');
+          return { ok: false as const, message: 'the server could not decide how this tool may run', mode: 'user' as const, profileId: null };
+        });
       if (!resolved.ok) {
-        await this.#gate.audit(ctx, { tool: name, args: normalized.args, outcome: 'refused', detail: resolved.message, mode: resolved.mode, profileId: resolved.profileId });
+        await this.#gate.audit(ctx, {
+          tool: name,
+          args: normalized.args,
+          outcome: 'refused',
+          detail: resolved.message,
+          mode: resolved.mode,
+          profileId: resolved.profileId,
+        });
         return errorResult(`ERROR: Not allowed: ${resolved.message}. Nothing was done.`);
       }
       callCtx = resolved.ctx;
@@ -283,7 +292,12 @@ class LoadoutImpl implements Loadout {
     const text = toolResultText(result);
     if (this.#gate !== null) {
       const marked = result !== null && typeof result === 'object' ? resultOutcome(result as ToolResult) : null;
-      await this.#gate.audit(callCtx, { tool: name, args: normalized.args, outcome: marked ?? (isError ? 'error' : 'ok'), ...(isError || marked ? { detail: text } : {}) });
+      await this.#gate.audit(callCtx, {
+        tool: name,
+        args: normalized.args,
+        outcome: marked ?? (isError ? 'error' : 'ok'),
+        ...(isError || marked ? { detail: text } : {}),
+      });
     }
     return { content: [{ type: 'text', text }], isError };
   }
@@ -502,7 +516,11 @@ export class ToolRegistry {
     const listed = new Map<string, ToolDefinition>();
     for (const def of Array.isArray(raw) ? raw : []) {
       if (!validDefinition(def)) {
-        this.#warnOnce(`invalid\0${id}\0${String((def as { name?: unknown })?.name)}`, { provider: id, tool: String((def as { name?: unknown })?.name ?? '') }, 'tool provider listed an invalid tool definition; skipped');
+        this.#warnOnce(
+          `invalid\0${id}\0${String((def as { name?: unknown })?.name)}`,
+          { provider: id, tool: String((def as { name?: unknown })?.name ?? '') },
+          'tool provider listed an invalid tool definition; skipped',
+        );
         continue;
       }
       if (listed.has(def.name)) continue;

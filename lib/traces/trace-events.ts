@@ -103,14 +103,7 @@ export function prepareEvent(e: TraceEventInput, storeToolContent: boolean): Pre
         payload.truncated = kept.length < text.length;
         preview = clip(kept, EVENT_PREVIEW_CHARS);
       }
-      return {
-        ...base,
-        toolName: clip(e.toolName, 128),
-        status: e.isError ? 'error' : 'ok',
-        durationMs: e.durationMs ?? null,
-        payload,
-        preview,
-      };
+      return { ...base, toolName: clip(e.toolName, 128), status: e.isError ? 'error' : 'ok', durationMs: e.durationMs ?? null, payload, preview };
     }
     case 'error': {
       const message = clip(sanitizeText(e.message), ERROR_CHARS);
@@ -160,7 +153,16 @@ export function toRun(r: TraceRunsTable): TraceRun {
   return { ...toMetadata(r), preview: r.preview, errorSummary: r.error_summary };
 }
 
-export function toEvent(e: { seq: number; type: TraceEventType; tool_name: string | null; status: string | null; duration_ms: number | null; payload: string; preview: string | null; created_at: number }): TraceEvent {
+export function toEvent(e: {
+  seq: number;
+  type: TraceEventType;
+  tool_name: string | null;
+  status: string | null;
+  duration_ms: number | null;
+  payload: string;
+  preview: string | null;
+  created_at: number;
+}): TraceEvent {
   let payload: unknown;
   try {
     payload = JSON.parse(e.payload);

@@ -3,11 +3,31 @@ import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool
 import type { Database } from '../storage/schema.ts';
 
 import type { TraceStatus, TraceTables } from '../storage/tables/trace-tables.ts';
-import type { AdminTraceFilters, PendingRun, StartRunInput, TraceAuditEntry, TraceEvent, TraceEventInput, TraceFilters, TraceLogger, TraceRun, TraceRunMetadata, TraceStoreOptions } from './trace-types.ts';
+import type {
+  AdminTraceFilters,
+  PendingRun,
+  StartRunInput,
+  TraceAuditEntry,
+  TraceEvent,
+  TraceEventInput,
+  TraceFilters,
+  TraceLogger,
+  TraceRun,
+  TraceRunMetadata,
+  TraceStoreOptions,
+} from './trace-types.ts';
 import { clip, sanitizeText } from './trace-redaction.ts';
 import { DAY_MS, RUN_PREVIEW_CHARS, eventRow, prepareEvent, toEvent, toMetadata, toRun, type PreparedEvent } from './trace-events.ts';
 
-export type { TraceAuditTable, TraceEventsTable, TraceEventType, TraceRunsTable, TraceSource, TraceStatus, TraceTables } from '../storage/tables/trace-tables.ts';
+export type {
+  TraceAuditTable,
+  TraceEventsTable,
+  TraceEventType,
+  TraceRunsTable,
+  TraceSource,
+  TraceStatus,
+  TraceTables,
+} from '../storage/tables/trace-tables.ts';
 export type * from './trace-types.ts';
 export { sanitizeForTrace, sanitizeText } from './trace-redaction.ts';
 
@@ -78,7 +98,19 @@ export class TraceStore {
     try {
       await this.#db
         .insertInto('trace_runs')
-        .values({ id: run.id, ...run.row, status: 'running', error_summary: null, finished_at: null, duration_ms: null, tool_call_count: 0, event_count: 0, prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 })
+        .values({
+          id: run.id,
+          ...run.row,
+          status: 'running',
+          error_summary: null,
+          finished_at: null,
+          duration_ms: null,
+          tool_call_count: 0,
+          event_count: 0,
+          prompt_tokens: 0,
+          completion_tokens: 0,
+          total_tokens: 0,
+        })
         .execute();
       // A run that never finished (crash mid-turn) must not grow this cache forever.
       if (this.#storeContent.size > 10_000) this.#storeContent.clear();
@@ -124,7 +156,11 @@ export class TraceStore {
             total_tokens: sum((e) => e.usage.total),
           })
           .execute();
-        if (prepared.length > 0) await trx.insertInto('trace_events').values(prepared.map((e, i) => eventRow(run.id, 1 + i, e, now))).execute();
+        if (prepared.length > 0)
+          await trx
+            .insertInto('trace_events')
+            .values(prepared.map((e, i) => eventRow(run.id, 1 + i, e, now)))
+            .execute();
       });
     } catch (err) {
       this.#warn('finishRun', err);
@@ -214,8 +250,20 @@ export class TraceStore {
       return eb.and(all);
     };
     const { limit, offset } = page(filters);
-    const rows = await this.#db.selectFrom('trace_runs').selectAll().where(conditions).orderBy('started_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute();
-    const total = await this.#db.selectFrom('trace_runs').select((eb) => eb.fn.countAll<number>().as('n')).where(conditions).executeTakeFirstOrThrow();
+    const rows = await this.#db
+      .selectFrom('trace_runs')
+      .selectAll()
+      .where(conditions)
+      .orderBy('started_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute();
+    const total = await this.#db
+      .selectFrom('trace_runs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where(conditions)
+      .executeTakeFirstOrThrow();
     return { traces: rows.map(toRun), total: Number(total.n) };
   }
 
@@ -261,8 +309,20 @@ export class TraceStore {
       return eb.and(all);
     };
     const { limit, offset } = page(filters);
-    const rows = await this.#db.selectFrom('trace_runs').selectAll().where(conditions).orderBy('started_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute();
-    const total = await this.#db.selectFrom('trace_runs').select((eb) => eb.fn.countAll<number>().as('n')).where(conditions).executeTakeFirstOrThrow();
+    const rows = await this.#db
+      .selectFrom('trace_runs')
+      .selectAll()
+      .where(conditions)
+      .orderBy('started_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute();
+    const total = await this.#db
+      .selectFrom('trace_runs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where(conditions)
+      .executeTakeFirstOrThrow();
     return { traces: rows.map(toMetadata), total: Number(total.n) };
   }
 
@@ -271,7 +331,10 @@ export class TraceStore {
     return this.#db.transaction().execute(async (trx) => {
       const run = await trx.selectFrom('trace_runs').selectAll().where('id', '=', runId).executeTakeFirst();
       if (!run) return null;
-      await trx.insertInto('trace_audit').values({ admin_uid: normalizeTraceUid(adminUid), run_id: runId, owner_uid: run.uid, at: this.#now() }).execute();
+      await trx
+        .insertInto('trace_audit')
+        .values({ admin_uid: normalizeTraceUid(adminUid), run_id: runId, owner_uid: run.uid, at: this.#now() })
+        .execute();
       return { run: toRun(run), events: await this.#events(trx, runId) };
     });
   }

@@ -116,5 +116,8 @@ export interface PendingRun {
   readonly id: string;
   readonly storeContent: boolean;
   /** The columns known when the turn starts; the outcome and counters come when it is written. */
-  readonly row: Pick<TraceRunsTable, 'uid' | 'bot_id' | 'bot_mention' | 'room_token' | 'message_id' | 'source' | 'preview' | 'store_tool_content' | 'started_at'>;
+  readonly row: Pick<
+    TraceRunsTable,
+    'uid' | 'bot_id' | 'bot_mention' | 'room_token' | 'message_id' | 'source' | 'preview' | 'store_tool_content' | 'started_at'
+  >;
 }

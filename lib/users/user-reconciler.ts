@@ -68,7 +68,17 @@ export class UserReconciler {
 
   async #run(): Promise<ReconcileReport> {
     const d = this.#d;
-    const report: ReconcileReport = { at: this.#now(), listed: 0, gone: [], disabled: [], enabledAgain: [], botsDeleted: [], botsStopped: [], enabledChecked: false, skipped: null };
+    const report: ReconcileReport = {
+      at: this.#now(),
+      listed: 0,
+      gone: [],
+      disabled: [],
+      enabledAgain: [],
+      botsDeleted: [],
+      botsStopped: [],
+      enabledChecked: false,
+      skipped: null,
+    };
     const listed = new Set(await d.directory.listUids());
     report.listed = listed.size;
     const known = await this.#knownUids();
@@ -117,7 +127,17 @@ export class UserReconciler {
       d.logger.warn('user reconciliation could not read enabled flags: no administrator has used Talk AI’s administration yet');
     }
     if (botsChanged) await d.onBotsChanged?.().catch((err: unknown) => d.logger.warn({ err }, 'could not reload bots after reconciliation'));
-    d.logger.info({ listed: report.listed, gone: report.gone.length, disabled: report.disabled.length, enabledAgain: report.enabledAgain.length, botsDeleted: report.botsDeleted.length, botsStopped: report.botsStopped.length }, 'users reconciled with Nextcloud');
+    d.logger.info(
+      {
+        listed: report.listed,
+        gone: report.gone.length,
+        disabled: report.disabled.length,
+        enabledAgain: report.enabledAgain.length,
+        botsDeleted: report.botsDeleted.length,
+        botsStopped: report.botsStopped.length,
+      },
+      'users reconciled with Nextcloud',
+    );
     this.last = report;
     return report;
   }
@@ -129,7 +149,12 @@ export class UserReconciler {
       db.selectFrom('bots').select('owner_uid as uid').distinct().execute(),
       db.selectFrom('user_states').select('uid').where('status', '!=', 'gone').execute(),
       // Talk authors are stored as actor ids: `users/<uid>` are Nextcloud accounts.
-      db.selectFrom('conversation_messages').select(sql<string>`substr(author_uid, 7)`.as('uid')).distinct().where('author_uid', 'like', 'users/%').execute(),
+      db
+        .selectFrom('conversation_messages')
+        .select(sql<string>`substr(author_uid, 7)`.as('uid'))
+        .distinct()
+        .where('author_uid', 'like', 'users/%')
+        .execute(),
       db.selectFrom('conversation_messages').select('invoker_uid as uid').distinct().where('invoker_uid', '!=', '').execute(),
       db.selectFrom('trace_runs').select('uid').distinct().execute(),
       db.selectFrom('pending_confirmations').select('user_uid as uid').distinct().execute(),

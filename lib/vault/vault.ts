@@ -59,9 +59,7 @@ export class Vault {
   }
 
   async encrypt(name: string, plaintext: string): Promise<string> {
-    return new CompactEncrypt(new TextEncoder().encode(plaintext))
-      .setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: name })
-      .encrypt(this.#key);
+    return new CompactEncrypt(new TextEncoder().encode(plaintext)).setProtectedHeader({ alg: 'dir', enc: 'A256GCM', kid: name }).encrypt(this.#key);
   }
 
   async decrypt(name: string, ciphertext: string): Promise<string> {

@@ -14,9 +14,7 @@ export function isWikiTool(name: string): name is WikiToolName {
   return NAMES.has(name);
 }
 
-export type WikiLocation =
-  | { kind: 'personal_files'; rootPath: string | null }
-  | { kind: 'collective'; collective: string };
+export type WikiLocation = { kind: 'personal_files'; rootPath: string | null } | { kind: 'collective'; collective: string };
 
 const MAX_COLLECTIVE_NAME = 200;
 
@@ -52,7 +50,7 @@ export function validateWikiConfig(config: Record<string, unknown>): ConfigValid
   } else {
     if (v.rootPath !== undefined) errors['rootPath'] = 'Only for the personal_files location';
     const name = v.collective ?? '';
-    if (name.trim() === '') errors['collective'] = 'Choose the Collective of one of the bot\'s teams';
+    if (name.trim() === '') errors['collective'] = "Choose the Collective of one of the bot's teams";
     else if (name.length > MAX_COLLECTIVE_NAME) errors['collective'] = `At most ${MAX_COLLECTIVE_NAME} characters`;
     else if (name.includes('/') || relativePathProblem(name) !== null) errors['collective'] = 'Must be a Collective\'s name (no "/", not hidden)';
   }

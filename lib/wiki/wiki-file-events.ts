@@ -19,7 +19,11 @@ const PAGE_PATH = '/^\\/[^\\/]+\\/files\\/.*\\.(md|txt|json)$/i';
 export const WIKI_FILE_LISTENERS: WebhookListenerSpec[] = [
   { event: `${NODE}NodeWrittenEvent`, uri: WIKI_FILE_EVENTS_PATH, eventFilter: { 'event.node.path': PAGE_PATH } },
   { event: `${NODE}NodeDeletedEvent`, uri: WIKI_FILE_EVENTS_PATH, eventFilter: { 'event.node.path': PAGE_PATH } },
-  { event: `${NODE}NodeRenamedEvent`, uri: WIKI_FILE_EVENTS_PATH, eventFilter: { $or: [{ 'event.source.path': PAGE_PATH }, { 'event.target.path': PAGE_PATH }] } },
+  {
+    event: `${NODE}NodeRenamedEvent`,
+    uri: WIKI_FILE_EVENTS_PATH,
+    eventFilter: { $or: [{ 'event.source.path': PAGE_PATH }, { 'event.target.path': PAGE_PATH }] },
+  },
 ];
 
 /** Registers the file listeners on enable where webhook_listeners exists (NC 30+); on NC 29 it only logs. The 60 s scan runs either way. */

@@ -32,7 +32,8 @@ function describe(path: string): string {
 
 function checkOwn(info: FileInfo, uid: string): void {
   if (info.type !== 'folder') throw new WikiLocationError(`${describe(info.path)} is a file, not a folder`);
-  if (info.ownerId !== null && info.ownerId !== uid) throw new WikiLocationError(`${describe(info.path)} belongs to someone else (it was shared with you), so the wiki cannot live there`);
+  if (info.ownerId !== null && info.ownerId !== uid)
+    throw new WikiLocationError(`${describe(info.path)} belongs to someone else (it was shared with you), so the wiki cannot live there`);
   if (info.ownerId === null) throw new WikiLocationError(`Nextcloud did not say who owns ${describe(info.path)}, so the wiki cannot live there`);
   if (info.mountType !== '') throw new WikiLocationError(`${describe(info.path)} is a mounted folder (${info.mountType}), not your own folder`);
   if (info.shareTypes.length > 0) throw new WikiLocationError(`${describe(info.path)} is shared with others, so the wiki cannot live there`);
@@ -63,7 +64,7 @@ export async function checkPersonalRoot(dav: FilesDav, root: UserPath): Promise<
  */
 export async function checkCollectiveRoot(dav: FilesDav, root: UserPath): Promise<FileInfo> {
   const name = root.segments[root.segments.length - 1];
-  if (!name) throw new WikiLocationError('a Collective wiki lives in the Collective\'s own folder');
+  if (!name) throw new WikiLocationError("a Collective wiki lives in the Collective's own folder");
   const folder = await dav.stat(root);
   if (!folder || folder.type !== 'folder') throw new WikiLocationError(`the Collective "${name}" is not available to you`);
   if (folder.mountType !== COLLECTIVE_MOUNT_TYPE) throw new WikiLocationError(`"${root.relative}" is not a Collective's folder`);

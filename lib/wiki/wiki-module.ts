@@ -54,7 +54,14 @@ export interface WikiModule {
 
 export function createWikiModule(o: WikiModuleOptions): WikiModule {
   const roots = new WikiRootStore(o.db, o.now);
-  const service = new WikiService({ nextcloud: o.nextcloud, roots, teamsOf: o.teamsOf, collectiveFolder: o.collectiveFolder, logger: o.logger, ...(o.now ? { now: o.now } : {}) });
+  const service = new WikiService({
+    nextcloud: o.nextcloud,
+    roots,
+    teamsOf: o.teamsOf,
+    collectiveFolder: o.collectiveFolder,
+    logger: o.logger,
+    ...(o.now ? { now: o.now } : {}),
+  });
   const provider = new WikiToolProvider({
     service,
     bot: o.bot,
@@ -93,7 +100,12 @@ export function createWikiModule(o: WikiModuleOptions): WikiModule {
     await service.syncIndex(found.handle);
   }
 
-  const scheduler = new WikiSyncScheduler({ sync: syncRoot, logger: o.logger, ...(o.debounceMs !== undefined ? { debounceMs: o.debounceMs } : {}), ...(o.eventDebounceMs !== undefined ? { eventDebounceMs: o.eventDebounceMs } : {}) });
+  const scheduler = new WikiSyncScheduler({
+    sync: syncRoot,
+    logger: o.logger,
+    ...(o.debounceMs !== undefined ? { debounceMs: o.debounceMs } : {}),
+    ...(o.eventDebounceMs !== undefined ? { eventDebounceMs: o.eventDebounceMs } : {}),
+  });
   const scanner = new WikiScanner({
     roots,
     scheduler,
@@ -115,7 +127,8 @@ export function createWikiModule(o: WikiModuleOptions): WikiModule {
       const stored = await o.bot(botId);
       if (!stored) return;
       const bot = scope ? { ...stored, visibility: scope.visibility, allowedTeams: scope.allowedTeams } : stored;
-      if (bot.visibility !== 'personal' && bot.visibility !== 'teams') throw new ToolAssignmentError('wiki tools are only available to personal bots and team bots');
+      if (bot.visibility !== 'personal' && bot.visibility !== 'teams')
+        throw new ToolAssignmentError('wiki tools are only available to personal bots and team bots');
       try {
         const handle = await service.open(bot, wiki.config, issueForStoredPrincipal(bot.ownerUid));
         await service.initialise(handle);

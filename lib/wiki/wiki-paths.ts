@@ -42,7 +42,8 @@ export function parseCustomRoot(input: unknown): UserPath {
   if (typeof input !== 'string') throw new InvalidArgumentError('rootPath must be a string');
   if (input.length > MAX_ROOT_PATH_CHARS) throw new InvalidArgumentError(`rootPath must be at most ${MAX_ROOT_PATH_CHARS} characters`);
   const path = checked(input.replace(/\/+$/, ''), 'rootPath');
-  if (path.segments[0] !== WIKI_BASE_FOLDER || path.segments.length < 2) throw new InvalidArgumentError(`rootPath must be a folder inside "${WIKI_BASE_FOLDER}/"`);
+  if (path.segments[0] !== WIKI_BASE_FOLDER || path.segments.length < 2)
+    throw new InvalidArgumentError(`rootPath must be a folder inside "${WIKI_BASE_FOLDER}/"`);
   return path;
 }
 

@@ -208,8 +208,10 @@ export class WikiToolProvider implements ToolProvider, ConfirmationExecutor {
     const s = this.#o.service;
     try {
       const h = await s.open(bot, config, user);
-      if (h.root.relative !== action.args['wikiRoot']) throw new WikiRefusal('The wiki has moved to another place since the confirmation was asked for; nothing was written.');
-      if ((await s.rootFileId(h)) !== action.binding['rootFileId']) throw new WikiRefusal('The wiki folder was replaced since the confirmation was asked for; nothing was written.');
+      if (h.root.relative !== action.args['wikiRoot'])
+        throw new WikiRefusal('The wiki has moved to another place since the confirmation was asked for; nothing was written.');
+      if ((await s.rootFileId(h)) !== action.binding['rootFileId'])
+        throw new WikiRefusal('The wiki folder was replaced since the confirmation was asked for; nothing was written.');
       if (name === 'wiki_log_event') {
         const done = await s.logEvent(h, String(action.args['title']), String(action.args['details'] ?? ''));
         return json({ success: true, action: 'logged', wiki_root: h.root.relative, path: done.path, entry: done.entry });
@@ -231,17 +233,36 @@ export class WikiToolProvider implements ToolProvider, ConfirmationExecutor {
   }
 
   /** Stores the prepared write as a pending action and asks the invoker, instead of writing. */
-  async #ask(ctx: InvocationContext, tool: string, action: { args: Record<string, unknown>; binding: Record<string, unknown>; description: string }): Promise<ToolResult> {
+  async #ask(
+    ctx: InvocationContext,
+    tool: string,
+    action: { args: Record<string, unknown>; binding: Record<string, unknown>; description: string },
+  ): Promise<ToolResult> {
     const confirmations = this.#confirmations;
     if (!confirmations || ctx.roomToken === null || ctx.user === null) {
-      return json({ success: false, action: actionOf(tool), error: `This needs the user's confirmation (${TAINTED_REASON}), which is only possible in a Talk conversation. Nothing was written.` }, true);
+      return json(
+        {
+          success: false,
+          action: actionOf(tool),
+          error: `This needs the user's confirmation (${TAINTED_REASON}), which is only possible in a Talk conversation. Nothing was written.`,
+        },
+        true,
+      );
     }
     const requested = await confirmations.requestConfirmation(ctx, { providerId: this.id, tool, ...action, reason: TAINTED_REASON }).catch(() => null);
-    if (requested === null) return json({ success: false, action: actionOf(tool), error: 'The confirmation could not be recorded, so nothing will be written.' }, true);
+    if (requested === null)
+      return json({ success: false, action: actionOf(tool), error: 'The confirmation could not be recorded, so nothing will be written.' }, true);
     const delivered = await confirmations.deliver(ctx, requested);
     if (!delivered.posted && !delivered.notified) {
       await confirmations.cancel(requested.id);
-      return json({ success: false, action: actionOf(tool), error: 'The confirmation request could not be sent to the user, so nothing will be written. Try again later.' }, true);
+      return json(
+        {
+          success: false,
+          action: actionOf(tool),
+          error: 'The confirmation request could not be sent to the user, so nothing will be written. Try again later.',
+        },
+        true,
+      );
     }
     // The code stays out of the model's context: only the user's own reply can confirm.
     return textResult(
@@ -263,7 +284,16 @@ export class WikiToolProvider implements ToolProvider, ConfirmationExecutor {
         const limitArg = typeof args['limit'] === 'number' ? Math.floor(args['limit']) : 5;
         const limit = Math.min(20, Math.max(1, Number.isFinite(limitArg) ? limitArg : 5));
         const found = await s.search(h, query, scopeArg, limit);
-        return json({ success: true, action: 'search', query, scope: scopeArg, wiki_root: wikiRoot, results: found.results, searched_files: found.searched_files, ...(found.truncated ? { truncated: true } : {}) });
+        return json({
+          success: true,
+          action: 'search',
+          query,
+          scope: scopeArg,
+          wiki_root: wikiRoot,
+          results: found.results,
+          searched_files: found.searched_files,
+          ...(found.truncated ? { truncated: true } : {}),
+        });
       }
       case 'wiki_read_page': {
         const page = await s.read(h, args['path'], args['offset'], args['limit']);
@@ -318,7 +348,8 @@ function refusal(name: string, err: unknown): ToolResult {
     return json({ success: false, action: actionOf(name), error: err.message }, true);
   }
   if (err instanceof NextcloudError) {
-    const text = err.status === 403 ? 'Nextcloud refused this for your account' : err.status === 404 ? 'not found' : `Nextcloud could not do this (HTTP ${err.status})`;
+    const text =
+      err.status === 403 ? 'Nextcloud refused this for your account' : err.status === 404 ? 'not found' : `Nextcloud could not do this (HTTP ${err.status})`;
     return json({ success: false, action: actionOf(name), error: text }, true);
   }
   throw err;
@@ -339,4 +370,3 @@ function describeWrite(mode: WriteMode, exists: boolean, path: string, root: str
 function actionOf(name: string): string {
   return name === 'wiki_search' ? 'search' : name === 'wiki_read_page' ? 'read' : name === 'wiki_log_event' ? 'log' : 'write';
 }
-

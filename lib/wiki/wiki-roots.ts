@@ -50,7 +50,17 @@ export class WikiRootStore {
       .insertInto('wiki_roots')
       .values(values)
       .onConflict((oc) =>
-        oc.column('bot_id').doUpdateSet({ uid: values.uid, location: values.location, root_path: values.root_path, root_file_id: values.root_file_id, root_etag: values.root_etag, synced_at: null, updated_at: now }),
+        oc
+          .column('bot_id')
+          .doUpdateSet({
+            uid: values.uid,
+            location: values.location,
+            root_path: values.root_path,
+            root_file_id: values.root_file_id,
+            root_etag: values.root_etag,
+            synced_at: null,
+            updated_at: now,
+          }),
       )
       .execute();
   }
@@ -69,7 +79,15 @@ export class WikiRootStore {
   }
 }
 
-function toRoot(row: { bot_id: string; uid: string; location: string; root_path: string; root_file_id: string; root_etag: string; synced_at: number | string | null }): WikiRoot {
+function toRoot(row: {
+  bot_id: string;
+  uid: string;
+  location: string;
+  root_path: string;
+  root_file_id: string;
+  root_etag: string;
+  synced_at: number | string | null;
+}): WikiRoot {
   return {
     botId: row.bot_id,
     uid: row.uid,

@@ -23,7 +23,12 @@ const MAX_QUERY_TERMS = 32;
 
 /** Lowercase words of letters and digits in any script. */
 export function tokenize(text: string): string[] {
-  return text.toLowerCase().normalize('NFKC').match(/[\p{L}\p{N}]+/gu) ?? [];
+  return (
+    text
+      .toLowerCase()
+      .normalize('NFKC')
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  );
 }
 
 function counts(tokens: string[]): Map<string, number> {
@@ -42,7 +47,11 @@ function snippetAround(text: string, terms: string[]): string {
   const chars = Array.from(text);
   // Character offset of the hit (the byte-free position in code points).
   const startChar = at < 0 ? 0 : Math.max(0, Array.from(text.slice(0, at)).length - SNIPPET_BEFORE);
-  const out = chars.slice(startChar, startChar + SNIPPET_CHARS).join('').replace(/\s+/g, ' ').trim();
+  const out = chars
+    .slice(startChar, startChar + SNIPPET_CHARS)
+    .join('')
+    .replace(/\s+/g, ' ')
+    .trim();
   return `${startChar > 0 ? '…' : ''}${out}${startChar + SNIPPET_CHARS < chars.length ? '…' : ''}`;
 }
 

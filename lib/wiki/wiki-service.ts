@@ -110,7 +110,8 @@ export class WikiService {
       return { bot, user, location, root: this.rootOf(bot, location), dav };
     }
     if (bot.visibility !== 'teams') throw new WikiRefusal('wiki tools are only available to personal bots and team bots');
-    if (location.kind !== 'collective') throw new WikiRefusal("this team bot's wiki must be in a Collective of one of its teams; ask the bot's owner to choose one");
+    if (location.kind !== 'collective')
+      throw new WikiRefusal("this team bot's wiki must be in a Collective of one of its teams; ask the bot's owner to choose one");
     const teams = await this.#teamsOf(user);
     const teamIds = teams.filter((t) => bot.allowedTeams.includes(t.id)).map((t) => t.id);
     if (teamIds.length === 0) throw new WikiRefusal(`${UNAVAILABLE_TO_YOU}: you are not in the team of the Collective "${location.collective}"`);
@@ -119,7 +120,7 @@ export class WikiService {
     if (folder === null) throw new WikiRefusal(`${UNAVAILABLE_TO_YOU}: the Collective "${location.collective}" of your team is not available to you`);
     let root: UserPath;
     try {
-      root = parseUserPath(folder, { field: 'the Collective\'s folder' });
+      root = parseUserPath(folder, { field: "the Collective's folder" });
     } catch (err) {
       if (err instanceof PathError) throw new WikiRefusal(`${UNAVAILABLE_TO_YOU}: ${err.message}`);
       throw err;
@@ -161,7 +162,8 @@ export class WikiService {
       for (let i = 1; i <= h.root.segments.length; i++) {
         const prefix = toUserPath(h.root.segments.slice(0, i).join('/'));
         const made = await h.dav.mkcol(prefix);
-        if (isFailure(made) && made.status !== 405) throw new WikiRefusal(`Could not create the wiki folder "${prefix.relative}": ${made.message || `HTTP ${made.status}`}`);
+        if (isFailure(made) && made.status !== 405)
+          throw new WikiRefusal(`Could not create the wiki folder "${prefix.relative}": ${made.message || `HTTP ${made.status}`}`);
       }
       // What now exists must pass the same check: a folder could have appeared meanwhile.
       state = await this.#guard(h);
@@ -246,11 +248,13 @@ export class WikiService {
         result = { etag: put.etag, fileId: put.fileId, size: byteLength(body), action: mode === 'append' && current ? 'appended' : 'written' };
         break;
       }
-      if (put.status === 412 && mode === 'create') throw new WikiRefusal(`The page "${rel.relative}" already exists; use mode "overwrite" or "append" (read it first).`);
+      if (put.status === 412 && mode === 'create')
+        throw new WikiRefusal(`The page "${rel.relative}" already exists; use mode "overwrite" or "append" (read it first).`);
       // Someone saved in between: an append re-reads and retries once; an overwrite does not guess.
       if (put.status === 412 && mode === 'append' && attempt === 0 && expectedEtag === null) continue;
       if (put.status === 412) throw new WikiRefusal(`The page "${rel.relative}" changed while writing; read it again and retry.`);
-      if (put.status === 403 || put.status === 423) throw new WikiRefusal(`Nextcloud refused to save "${rel.relative}" for you (${put.message || `HTTP ${put.status}`}).`);
+      if (put.status === 403 || put.status === 423)
+        throw new WikiRefusal(`Nextcloud refused to save "${rel.relative}" for you (${put.message || `HTTP ${put.status}`}).`);
       throw new WikiRefusal(`Could not save "${rel.relative}": ${put.message || `HTTP ${put.status}`}.`);
     }
     if (!MANAGED_FILES.has(rel.relative) || rel.relative === INDEX_FILE) await this.syncIndex(h);
@@ -272,7 +276,8 @@ export class WikiService {
     if (expectedEtag !== null && current !== null && current.etag !== expectedEtag) {
       throw new WikiRefusal(`The page "${rel.relative}" changed since you read it (etag ${current.etag}); read it again before writing.`);
     }
-    if (expectedEtag !== null && current === null && mode !== 'create') throw new WikiRefusal(`The page "${rel.relative}" no longer exists; it was removed since you read it.`);
+    if (expectedEtag !== null && current === null && mode !== 'create')
+      throw new WikiRefusal(`The page "${rel.relative}" no longer exists; it was removed since you read it.`);
     const size = mode === 'append' && current ? current.size + byteLength(content) + 1 : byteLength(content);
     if (size > MAX_PAGE_BYTES) throw new InvalidArgumentError(`the page would be larger than ${MAX_PAGE_BYTES / 1024} KiB`);
     return { path: rel.relative, etag: current?.etag ?? null, rootFileId };
@@ -385,6 +390,11 @@ function contentTypeOf(path: string): string {
 
 /** The same pages with the same etags, index.md and the other managed files aside. */
 function samePages(a: readonly WikiFile[], b: readonly WikiFile[]): boolean {
-  const pages = (files: readonly WikiFile[]) => files.filter((f) => !MANAGED_FILES.has(f.rel)).map((f) => `${f.rel}\0${f.info.etag}`).sort().join('\n');
+  const pages = (files: readonly WikiFile[]) =>
+    files
+      .filter((f) => !MANAGED_FILES.has(f.rel))
+      .map((f) => `${f.rel}\0${f.info.etag}`)
+      .sort()
+      .join('\n');
   return pages(a) === pages(b);
 }

@@ -57,10 +57,13 @@ export class WikiSyncScheduler {
       return;
     }
     if (this.#pending.has(botId)) return;
-    const timer = setTimeout(() => {
-      this.#pending.delete(botId);
-      void this.#run(botId);
-    }, options.afterEvent ? this.#eventDebounceMs : this.#debounceMs);
+    const timer = setTimeout(
+      () => {
+        this.#pending.delete(botId);
+        void this.#run(botId);
+      },
+      options.afterEvent ? this.#eventDebounceMs : this.#debounceMs,
+    );
     timer.unref();
     this.#pending.set(botId, timer);
   }

@@ -20,7 +20,7 @@ export interface IndexEntry {
 }
 
 function escapeLinkText(s: string): string {
-  return s.replace(/[\[\]\\]/g, '\\$&').replace(/[\r\n]+/g, ' ');
+  return s.replace(/[[\]\\]/g, '\\$&').replace(/[\r\n]+/g, ' ');
 }
 
 function linkTarget(path: string): string {
@@ -76,7 +76,7 @@ export function initialSchema(botName: string): string {
     '- `sources/` holds source material; the bot searches it separately from the wiki pages.',
     '- The bot searches before writing, only saves when asked, and never deletes pages.',
     '',
-    'This file is informational: the bot\'s rules come from its configuration on the server, not from this page.',
+    "This file is informational: the bot's rules come from its configuration on the server, not from this page.",
     '',
   ].join('\n');
 }
@@ -85,7 +85,9 @@ export function initialSchema(botName: string): string {
 export function logEntry(now: number, title: string, details: string): string {
   const d = new Date(now).toISOString();
   const stamp = `${d.slice(0, 10)} ${d.slice(11, 16)}`;
-  const cleanTitle = Array.from(title.replace(/[\r\n]+/g, ' ').trim()).slice(0, 160).join('');
+  const cleanTitle = Array.from(title.replace(/[\r\n]+/g, ' ').trim())
+    .slice(0, 160)
+    .join('');
   const body = details.trim();
   return `\n## [${stamp}] ${cleanTitle}\n${body === '' ? '' : `\n${body}\n`}`;
 }

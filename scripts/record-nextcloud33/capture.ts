@@ -93,7 +93,12 @@ export interface SendInit {
 }
 
 /** Sends one request and keeps it, redacted. */
-export async function send(redactor: Redactor, method: string, url: string, init: SendInit = {}): Promise<{ exchange: Exchange; status: number; text: string; json: any; cookies: string[] }> {
+export async function send(
+  redactor: Redactor,
+  method: string,
+  url: string,
+  init: SendInit = {},
+): Promise<{ exchange: Exchange; status: number; text: string; json: any; cookies: string[] }> {
   const t0 = performance.now();
   const r = await fetch(url, { method, headers: init.headers ?? {}, ...(init.body !== undefined ? { body: init.body } : {}), redirect: 'manual' });
   const buf = Buffer.from(await r.arrayBuffer());
@@ -104,7 +109,7 @@ export async function send(redactor: Redactor, method: string, url: string, init
   });
   const type = headers['content-type'] ?? '';
   const text = buf.toString('utf8');
-  let json: unknown = null;
+  let json: unknown;
   try {
     json = text ? JSON.parse(text) : null;
   } catch {
@@ -117,7 +122,10 @@ export async function send(redactor: Redactor, method: string, url: string, init
     response: { status: r.status, headers: redactor.headers(headers), body, ...(isText(type) ? {} : { bodyBase64: buf.toString('base64') }) },
     ms,
   };
-  const cookies = r.headers.getSetCookie().map((c) => c.split(';')[0] ?? '').filter(Boolean);
+  const cookies = r.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0] ?? '')
+    .filter(Boolean);
   return { exchange, status: r.status, text, json, cookies };
 }
 

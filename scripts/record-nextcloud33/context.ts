@@ -106,7 +106,9 @@ export class Context {
     const direct = this.direct.drain();
     return {
       webhooksReceivedByExApp: viaAppApi.map((r) => redactReceived(this.redactor, r)),
-      webhooksReceivedDirect: direct.map((r) => redactReceived(this.redactor, r, { header: 'X-Nextcloud-Talk-Signature', randomHeader: 'X-Nextcloud-Talk-Random' })),
+      webhooksReceivedDirect: direct.map((r) =>
+        redactReceived(this.redactor, r, { header: 'X-Nextcloud-Talk-Signature', randomHeader: 'X-Nextcloud-Talk-Random' }),
+      ),
     };
   }
 

@@ -18,7 +18,13 @@ export async function recordFiles(ctx: Context): Promise<void> {
   const dav = '/remote.php/dav';
   const home = `${dav}/files/alice`;
   const s: Steps = {};
-  const x = async (name: string, method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<{ exchange: Exchange; text: string; status: number }> => {
+  const x = async (
+    name: string,
+    method: string,
+    path: string,
+    body?: string,
+    headers: Record<string, string> = {},
+  ): Promise<{ exchange: Exchange; text: string; status: number }> => {
     const r = await ctx.appApiRaw('alice', method, path, { ...(body !== undefined ? { body } : {}), headers });
     s[name] = r.exchange;
     return r;
@@ -55,11 +61,20 @@ export async function recordFiles(ctx: Context): Promise<void> {
   await x('delete-missing', 'DELETE', `${home}/Capture/moved.md`);
   const trash = await x('trashbin', 'PROPFIND', `${dav}/trashbin/alice/trash`, propfind(TRASH_PROPS), { Depth: '1', ...XML });
   const item = /<d:href>[^<]*\/trash\/(moved\.md\.d\d+)<\/d:href>/.exec(trash.text)?.[1];
-  if (item) await x('trashbin-restore', 'MOVE', `${dav}/trashbin/alice/trash/${item}`, undefined, { Destination: `${ctx.nc.url}${dav}/trashbin/alice/restore/moved.md` });
+  if (item)
+    await x('trashbin-restore', 'MOVE', `${dav}/trashbin/alice/trash/${item}`, undefined, {
+      Destination: `${ctx.nc.url}${dav}/trashbin/alice/restore/moved.md`,
+    });
   await x('other-users-files', 'PROPFIND', `${dav}/files/bob/`, propfind(FILE_PROPS), { Depth: '1', ...XML });
   const nobody = await ctx.appApiRaw('', 'PROPFIND', `${home}/`, { body: propfind(FILE_PROPS), headers: { Depth: '0', ...XML } });
   s['as-nobody'] = nobody.exchange;
-  ctx.write('webdav-33.json', { what: 'WebDAV as the ExApp for alice: MKCOL, PUT (conditional), GET, PROPFIND with the product props, COPY, MOVE, SEARCH by file id, versions, DELETE, trash and restore, bob’s files, no user' }, s);
+  ctx.write(
+    'webdav-33.json',
+    {
+      what: 'WebDAV as the ExApp for alice: MKCOL, PUT (conditional), GET, PROPFIND with the product props, COPY, MOVE, SEARCH by file id, versions, DELETE, trash and restore, bob’s files, no user',
+    },
+    s,
+  );
 
   await recordCalendar(ctx);
   await recordSharing(ctx);
@@ -98,9 +113,27 @@ async function recordCalendar(ctx: Context): Promise<void> {
     '<?xml version="1.0"?><c:mkcalendar xmlns:d="DAV:" xmlns:c="urn:ietf:params:xml:ns:caldav"><d:set><d:prop><d:displayname>Capture</d:displayname><c:supported-calendar-component-set><c:comp name="VEVENT"/></c:supported-calendar-component-set></d:prop></d:set></c:mkcalendar>',
     XML,
   );
-  const ics = ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//educai//capture//EN', 'BEGIN:VEVENT', `UID:${uid}`, 'DTSTAMP:20261201T090000Z', 'DTSTART:20261210T100000Z', 'DTEND:20261210T110000Z', 'SUMMARY:Capture meeting', 'ATTENDEE;CN=Bob;PARTSTAT=NEEDS-ACTION:mailto:bob@example.com', 'ORGANIZER;CN=Alice:mailto:alice@example.com', 'END:VEVENT', 'END:VCALENDAR', ''].join('\r\n');
+  const ics = [
+    'BEGIN:VCALENDAR',
+    'VERSION:2.0',
+    'PRODID:-//educai//capture//EN',
+    'BEGIN:VEVENT',
+    `UID:${uid}`,
+    'DTSTAMP:20261201T090000Z',
+    'DTSTART:20261210T100000Z',
+    'DTEND:20261210T110000Z',
+    'SUMMARY:Capture meeting',
+    'ATTENDEE;CN=Bob;PARTSTAT=NEEDS-ACTION:mailto:bob@example.com',
+    'ORGANIZER;CN=Alice:mailto:alice@example.com',
+    'END:VEVENT',
+    'END:VCALENDAR',
+    '',
+  ].join('\r\n');
   await x('put-event', 'PUT', `${cal}/${calendar}/${uid}.ics`, ics, { 'Content-Type': 'text/calendar; charset=utf-8', 'If-None-Match': '*' });
-  await x('put-event-again-if-none-match', 'PUT', `${cal}/${calendar}/${uid}.ics`, ics, { 'Content-Type': 'text/calendar; charset=utf-8', 'If-None-Match': '*' });
+  await x('put-event-again-if-none-match', 'PUT', `${cal}/${calendar}/${uid}.ics`, ics, {
+    'Content-Type': 'text/calendar; charset=utf-8',
+    'If-None-Match': '*',
+  });
   await x(
     'calendar-query',
     'REPORT',
@@ -109,13 +142,31 @@ async function recordCalendar(ctx: Context): Promise<void> {
     { Depth: '1', ...XML },
   );
   await x('get-event', 'GET', `${cal}/${calendar}/${uid}.ics`);
-  await x('etag', 'PROPFIND', `${cal}/${calendar}/${uid}.ics`, '<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d:getetag/></d:prop></d:propfind>', { Depth: '0', ...XML });
+  await x('etag', 'PROPFIND', `${cal}/${calendar}/${uid}.ics`, '<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d:getetag/></d:prop></d:propfind>', {
+    Depth: '0',
+    ...XML,
+  });
   await x('delete-if-match-wrong', 'DELETE', `${cal}/${calendar}/${uid}.ics`, undefined, { 'If-Match': '"wrong"' });
   await x('delete', 'DELETE', `${cal}/${calendar}/${uid}.ics`);
   await x('put-same-uid-after-delete', 'PUT', `${cal}/${calendar}/${uid}.ics`, ics, { 'Content-Type': 'text/calendar; charset=utf-8', 'If-None-Match': '*' });
-  await x('put-same-uid-other-name', 'PUT', `${cal}/${calendar}/${uid}-again.ics`, ics, { 'Content-Type': 'text/calendar; charset=utf-8', 'If-None-Match': '*' });
-  await x('bob-inbox-as-bob', 'PROPFIND', '/remote.php/dav/calendars/bob/inbox/', '<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d:getetag/></d:prop></d:propfind>', { Depth: '1', ...XML });
-  ctx.write('caldav-33.json', { what: 'CalDAV as the ExApp for alice: principal, calendar home, MKCALENDAR, PUT with an attendee, calendar-query with a time range, GET, ETag, conditional DELETE, the same UID again after the delete (the calendar trash keeps it)' }, s);
+  await x('put-same-uid-other-name', 'PUT', `${cal}/${calendar}/${uid}-again.ics`, ics, {
+    'Content-Type': 'text/calendar; charset=utf-8',
+    'If-None-Match': '*',
+  });
+  await x(
+    'bob-inbox-as-bob',
+    'PROPFIND',
+    '/remote.php/dav/calendars/bob/inbox/',
+    '<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d:getetag/></d:prop></d:propfind>',
+    { Depth: '1', ...XML },
+  );
+  ctx.write(
+    'caldav-33.json',
+    {
+      what: 'CalDAV as the ExApp for alice: principal, calendar home, MKCALENDAR, PUT with an attendee, calendar-query with a time range, GET, ETag, conditional DELETE, the same UID again after the delete (the calendar trash keeps it)',
+    },
+    s,
+  );
 }
 
 async function recordSharing(ctx: Context): Promise<void> {
@@ -128,14 +179,26 @@ async function recordSharing(ctx: Context): Promise<void> {
   };
   await ctx.appApiRaw('alice', 'PUT', '/remote.php/dav/files/alice/shared-capture.txt', { body: 'to share\n' });
   // A group share left by an earlier run would come back as it is: remove them first.
-  const old = (await ctx.appApi('alice', 'GET', `${API}/shares?path=${encodeURIComponent('/shared-capture.txt')}`)).json?.ocs?.data as Array<{ id: string }> | null;
+  const old = (await ctx.appApi('alice', 'GET', `${API}/shares?path=${encodeURIComponent('/shared-capture.txt')}`)).json?.ocs?.data as Array<{
+    id: string;
+  }> | null;
   for (const o of old ?? []) await ctx.appApi('alice', 'DELETE', `${API}/shares/${o.id}`);
   const user = await x('create-user-share', 'POST', `${API}/shares`, { path: '/shared-capture.txt', shareType: 0, shareWith: 'bob', permissions: 1 });
   await x('create-user-share-again', 'POST', `${API}/shares`, { path: '/shared-capture.txt', shareType: 0, shareWith: 'bob', permissions: 1 });
   await x('create-user-share-again-with-edit', 'POST', `${API}/shares`, { path: '/shared-capture.txt', shareType: 0, shareWith: 'bob', permissions: 3 });
   await x('create-group-share', 'POST', `${API}/shares`, { path: '/shared-capture.txt', shareType: 1, shareWith: 'educai-students', permissions: 1 });
-  await x('create-group-share-again-with-edit', 'POST', `${API}/shares`, { path: '/shared-capture.txt', shareType: 1, shareWith: 'educai-students', permissions: 3 });
-  const link = await x('create-link-with-password', 'POST', `${API}/shares`, { path: '/shared-capture.txt', shareType: 3, password: 'Capture-Link-Password-42', expireDate: '2030-06-30' });
+  await x('create-group-share-again-with-edit', 'POST', `${API}/shares`, {
+    path: '/shared-capture.txt',
+    shareType: 1,
+    shareWith: 'educai-students',
+    permissions: 3,
+  });
+  const link = await x('create-link-with-password', 'POST', `${API}/shares`, {
+    path: '/shared-capture.txt',
+    shareType: 3,
+    password: 'Capture-Link-Password-42',
+    expireDate: '2030-06-30',
+  });
   ctx.redactor.secret('Capture-Link-Password-42', '<REDACTED_PASSWORD>');
   await x('create-missing-path', 'POST', `${API}/shares`, { path: '/no-such-file.txt', shareType: 0, shareWith: 'bob' });
   await x('create-unknown-user', 'POST', `${API}/shares`, { path: '/shared-capture.txt', shareType: 0, shareWith: 'nobody-here' });
@@ -152,5 +215,11 @@ async function recordSharing(ctx: Context): Promise<void> {
   await x('delete-unknown', 'DELETE', `${API}/shares/999999`);
   const bob = await ctx.appApi('bob', 'GET', `${API}/shares?shared_with_me=true`);
   s['shared-with-me-as-bob'] = bob.exchange;
-  ctx.write('ocs-sharing-33.json', { what: 'OCS sharing as the ExApp for alice: user, group and password link shares, the same user or group share again (also with other permissions: the existing share comes back unchanged), errors, list, get, update, sharees, delete; shared_with_me as bob' }, s);
+  ctx.write(
+    'ocs-sharing-33.json',
+    {
+      what: 'OCS sharing as the ExApp for alice: user, group and password link shares, the same user or group share again (also with other permissions: the existing share comes back unchanged), errors, list, get, update, sharees, delete; shared_with_me as bob',
+    },
+    s,
+  );
 }

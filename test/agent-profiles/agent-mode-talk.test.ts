@@ -33,13 +33,22 @@ for (const dialect of DIALECTS) {
     const davCallsSince = (mark: number) => s.h.nc.calls.slice(mark).filter((c) => c.path.startsWith('/remote.php/dav/files/'));
     /** Answers the server's confirmation request of the last turn, if there was one. */
     const confirm = async (): Promise<boolean> => {
-      const code = /Confirmation needed\*\* \(code (\d{4,6})\)/.exec(s.bot(room).at(-1)?.message ?? '')?.[1] ?? /Confirmation needed\*\* \(code (\d{4,6})\)/.exec(s.bot(room).at(-2)?.message ?? '')?.[1];
+      const code =
+        /Confirmation needed\*\* \(code (\d{4,6})\)/.exec(s.bot(room).at(-1)?.message ?? '')?.[1] ??
+        /Confirmation needed\*\* \(code (\d{4,6})\)/.exec(s.bot(room).at(-2)?.message ?? '')?.[1];
       if (!code) return false;
       await s.say(room, 'alice', `@filer yes ${code}`);
       await s.idle();
       return true;
     };
-    const toolMessages = () => s.llm.chatRequests().flatMap((r) => ((r.body as { messages?: Array<{ role: string; content: string | null }> }).messages ?? []).filter((m) => m.role === 'tool').map((m) => String(m.content)));
+    const toolMessages = () =>
+      s.llm
+        .chatRequests()
+        .flatMap((r) =>
+          ((r.body as { messages?: Array<{ role: string; content: string | null }> }).messages ?? [])
+            .filter((m) => m.role === 'tool')
+            .map((m) => String(m.content)),
+        );
     const profileBody = (over: Record<string, unknown> = {}) => ({
       label: 'NuQloud AI',
       accountUid: 'nuqloud-ai',
@@ -61,12 +70,17 @@ for (const dialect of DIALECTS) {
     };
 
     before(async () => {
-      s = await startTalkScenario({ dialect, users: [...DEFAULT_USERS, ...AGENT_ACCOUNT_USERS, { id: 'helper-ai', displayName: 'Helper AI', groups: ['service-accounts'] }] });
+      s = await startTalkScenario({
+        dialect,
+        users: [...DEFAULT_USERS, ...AGENT_ACCOUNT_USERS, { id: 'helper-ai', displayName: 'Helper AI', groups: ['service-accounts'] }],
+      });
       fakeTeams(s.h.nc).makeSubAdmin('helper-ai', 'service-accounts');
       s.h.nc.dav.files.mkdir('nuqloud-ai', 'Shared');
       s.h.nc.dav.files.mkdir('nuqloud-ai', 'Shared/AI');
       room = s.groupRoom();
-      bot = await s.h.application.bots.create({ mention: 'filer', displayName: 'Filer', systemPrompt: 'You file reports.', visibility: 'personal' }, 'alice', { approvalStatus: 'personal' });
+      bot = await s.h.application.bots.create({ mention: 'filer', displayName: 'Filer', systemPrompt: 'You file reports.', visibility: 'personal' }, 'alice', {
+        approvalStatus: 'personal',
+      });
       await s.h.application.index.refresh();
       await s.onboard(room, bot, 'A');
     });
@@ -109,7 +123,10 @@ for (const dialect of DIALECTS) {
       assert.equal(granted.status, 200, granted.text);
       grantId = granted.json.grants[0].id;
       const offered = await api('alice', 'GET', `/api/v1/bots/${bot.id}/agent-profiles`);
-      assert.deepEqual(offered.json.profiles.map((p: { id: string; maxScope: unknown }) => [p.id, p.maxScope]), [[profileId, { folders: ['Shared/AI'] }]]);
+      assert.deepEqual(
+        offered.json.profiles.map((p: { id: string; maxScope: unknown }) => [p.id, p.maxScope]),
+        [[profileId, { folders: ['Shared/AI'] }]],
+      );
       assert.equal((await api('bob', 'GET', `/api/v1/bots/${bot.id}/agent-profiles`)).status, 403);
     });
 
@@ -119,9 +136,14 @@ for (const dialect of DIALECTS) {
         const r = await put(config);
         assert.equal(r.status, 400, JSON.stringify(config));
       }
-      const viaBots = await api('alice', 'PUT', `/api/v1/bots/${bot.id}`, { tools: [{ name: 'files_create', config: { agentProfile: profileId, uid: 'admin' } }] });
+      const viaBots = await api('alice', 'PUT', `/api/v1/bots/${bot.id}`, {
+        tools: [{ name: 'files_create', config: { agentProfile: profileId, uid: 'admin' } }],
+      });
       assert.equal(viaBots.status, 400, viaBots.text);
-      assert.ok(Object.keys(viaBots.json.error.details.fields).some((k) => k.startsWith('tools.files_create')), viaBots.text);
+      assert.ok(
+        Object.keys(viaBots.json.error.details.fields).some((k) => k.startsWith('tools.files_create')),
+        viaBots.text,
+      );
       const wide = await put({ agentProfile: profileId, scope: { folders: ['Shared'] } });
       assert.equal(wide.status, 400);
       assert.match(wide.text, /inside the scope an administrator approved/);
@@ -153,7 +175,12 @@ for (const dialect of DIALECTS) {
     it('a confirmed agent-mode action runs again as the account, after the resolver checked it once more', async () => {
       // Issue 23: the bot's earlier answer no longer taints the turn; reading the report in it does.
       const config = { agentProfile: profileId, scope: { folders: ['Shared/AI'] } };
-      const tools = await api('alice', 'PUT', `/api/v1/bots/${bot.id}/tools`, { tools: [{ name: 'files_read', config }, { name: 'files_create', config }] });
+      const tools = await api('alice', 'PUT', `/api/v1/bots/${bot.id}/tools`, {
+        tools: [
+          { name: 'files_read', config },
+          { name: 'files_create', config },
+        ],
+      });
       assert.equal(tools.status, 200, tools.text);
       const mark = await ask({ path: 'Shared/AI/second.md', content: 'Second report' }, 'Shared/AI/report.md');
       assert.equal(s.h.nc.dav.files.read('nuqloud-ai', 'Shared/AI/second.md'), null, 'waits for the confirmation (S6)');
@@ -162,10 +189,18 @@ for (const dialect of DIALECTS) {
       assert.equal(s.h.nc.dav.files.read('nuqloud-ai', 'Shared/AI/second.md'), 'Second report');
       assert.deepEqual([...new Set(davCallsSince(mark).map((c) => c.user))], ['nuqloud-ai']);
       const audit = await api('admin', 'GET', `/api/v1/admin/audit?botId=${bot.id}&limit=2`);
-      assert.deepEqual(audit.json.entries.map((e: { outcome: string; mode: string; actingUid: string; detail: string }) => [e.outcome, e.mode, e.actingUid, e.detail.startsWith('confirmed')]), [
-        ['ok', 'agent', 'nuqloud-ai', true],
-        ['confirmation-requested', 'agent', 'nuqloud-ai', false],
-      ]);
+      assert.deepEqual(
+        audit.json.entries.map((e: { outcome: string; mode: string; actingUid: string; detail: string }) => [
+          e.outcome,
+          e.mode,
+          e.actingUid,
+          e.detail.startsWith('confirmed'),
+        ]),
+        [
+          ['ok', 'agent', 'nuqloud-ai', true],
+          ['confirmation-requested', 'agent', 'nuqloud-ai', false],
+        ],
+      );
     });
 
     it('a model argument naming a user, a profile or a path outside the scope changes nothing', async () => {
@@ -182,7 +217,12 @@ for (const dialect of DIALECTS) {
     });
 
     it('calls stop as soon as the profile is disabled, and when the grant is withdrawn', async () => {
-      const off = await api('admin', 'PUT', `/api/v1/admin/agent-profiles/${profileId}`, profileBody({ enabled: false, credentials: [{ name: 'bridge-token' }] }));
+      const off = await api(
+        'admin',
+        'PUT',
+        `/api/v1/admin/agent-profiles/${profileId}`,
+        profileBody({ enabled: false, credentials: [{ name: 'bridge-token' }] }),
+      );
       assert.equal(off.status, 200, off.text);
       let mark = await ask({ path: 'Shared/AI/after-disable.md', content: 'x' });
       assert.equal(davCallsSince(mark).length, 0, 'nothing reached Nextcloud');
@@ -195,7 +235,11 @@ for (const dialect of DIALECTS) {
       assert.match(toolMessages().at(-1) ?? '', /no longer allowed to use its agent profile/);
       const refused = await api('admin', 'GET', `/api/v1/admin/audit?botId=${bot.id}&outcome=refused`);
       assert.equal(refused.json.entries.length, 2);
-      assert.ok(refused.json.entries.every((e: { mode: string; actingUid: string | null; invokerUid: string }) => e.mode === 'agent' && e.actingUid === null && e.invokerUid === 'alice'));
+      assert.ok(
+        refused.json.entries.every(
+          (e: { mode: string; actingUid: string | null; invokerUid: string }) => e.mode === 'agent' && e.actingUid === null && e.invokerUid === 'alice',
+        ),
+      );
     });
 
     it('the same bot without the profile acts as the invoking user', async () => {
@@ -220,11 +264,17 @@ for (const dialect of DIALECTS) {
       await api('alice', 'GET', '/api/v1/traces');
       const texts = await persistedTexts(s);
       assert.ok(texts.traceEvents !== '[]' && answers.length > 20);
-      assert.ok(s.h.logLines.some((l) => l.includes('outbound bridge call')), 'the careless log line was written');
+      assert.ok(
+        s.h.logLines.some((l) => l.includes('outbound bridge call')),
+        'the careless log line was written',
+      );
       assertNowhere(SECRET, { ...texts, answers: answers.join('\n') });
       const db = s.h.application.database.db;
       const stored = await sql<{ ciphertext: string }>`select ciphertext from secrets`.execute(db);
-      assert.ok(stored.rows.every((r) => !r.ciphertext.includes(SECRET)), 'sealed at rest');
+      assert.ok(
+        stored.rows.every((r) => !r.ciphertext.includes(SECRET)),
+        'sealed at rest',
+      );
     });
 
     it('a deleted profile takes its grants and credentials with it', async () => {

@@ -15,7 +15,13 @@ const logger = createLogger({ level: 'silent' });
 
 function readOnlyProvider(): ToolProvider {
   const def = { name: 'files_list', description: 'List', schema: { type: 'object', properties: {} }, policy: readPolicy(), requiresUser: true };
-  return { id: 'ro', getTools: () => [def], providesTool: (n) => n === 'files_list', getToolMetadata: () => ({ files_list: { label: 'List', summary: '', family: 'files' } }), executeTool: async () => textResult('ok') };
+  return {
+    id: 'ro',
+    getTools: () => [def],
+    providesTool: (n) => n === 'files_list',
+    getToolMetadata: () => ({ files_list: { label: 'List', summary: '', family: 'files' } }),
+    executeTool: async () => textResult('ok'),
+  };
 }
 
 describe('governance rules for agent profiles', () => {
@@ -28,10 +34,19 @@ describe('governance rules for agent profiles', () => {
     assert.equal(await gate.writes([{ name: 'files_list', config: { agentProfile: PROFILE } }], alice), true);
   });
 
-  it('S10: in a reviewer\'s test the resolver refuses agent mode before reading any profile', async () => {
-    const untouched = new Proxy({}, { get: (_t, key) => (key === 'now' ? undefined : assert.fail(`no profile, grant or account may be read (${String(key)})`)) });
+  it("S10: in a reviewer's test the resolver refuses agent mode before reading any profile", async () => {
+    const untouched = new Proxy(
+      {},
+      { get: (_t, key) => (key === 'now' ? undefined : assert.fail(`no profile, grant or account may be read (${String(key)})`)) },
+    );
     const resolver = new ExecutionResolver(untouched as ExecutionResolverDeps);
-    const ctx = createInvocationContext({ user: issueFromConfirmedTalkAuthor('reviewer'), actorKind: 'user', botId: 'bot-1', roomToken: 'r', reviewMode: true });
+    const ctx = createInvocationContext({
+      user: issueFromConfirmedTalkAuthor('reviewer'),
+      actorKind: 'user',
+      botId: 'bot-1',
+      roomToken: 'r',
+      reviewMode: true,
+    });
     const r = await resolver.resolve(ctx, { tool: 'files_list', family: 'files', config: { agentProfile: PROFILE } });
     assert.equal(r.ok, false);
     assert.match(!r.ok ? r.message : '', /reviewer's test does not use/);

@@ -10,7 +10,10 @@ import { json, seedFiles, startToolWorld, text, type ToolWorld } from '../tools/
 describe('resource scopes in the first-party tools', () => {
   let w: ToolWorld;
   const scoped = (scope: ResourceScopeInput, confirmation: ConfirmationPolicy = 'destructive'): InvocationContext =>
-    deriveInvocationContext(w.ctx('alice'), { user: issueFromConfirmedTalkAuthor('alice'), execution: { mode: 'user', profileId: null, scope: new ResourceScope(scope), confirmation } });
+    deriveInvocationContext(w.ctx('alice'), {
+      user: issueFromConfirmedTalkAuthor('alice'),
+      execution: { mode: 'user', profileId: null, scope: new ResourceScope(scope), confirmation },
+    });
 
   before(async () => {
     w = await startToolWorld();
@@ -30,7 +33,10 @@ describe('resource scopes in the first-party tools', () => {
       assert.equal(r.isError, true, path);
       assert.match(text(r), /outside the folders this bot may use|is not allowed: use a plain path/, path);
     }
-    assert.ok(w.callsSince(mark).every((c) => c.method !== 'PUT'), 'nothing was written');
+    assert.ok(
+      w.callsSince(mark).every((c) => c.method !== 'PUT'),
+      'nothing was written',
+    );
     const ok = await w.run('files_create', { path: '/Projects/new.md', content: 'inside' }, ctx);
     assert.equal(ok.isError, false, text(ok));
   });
@@ -48,7 +54,10 @@ describe('resource scopes in the first-party tools', () => {
   it('filters listings and refuses reads outside, also by file id', async () => {
     const ctx = scoped({ folders: ['Projects'] });
     const home = json(await w.run('files_list', {}, ctx));
-    assert.deepEqual((home['items'] as Array<{ path: string }>).map((i) => i.path), ['/Projects']);
+    assert.deepEqual(
+      (home['items'] as Array<{ path: string }>).map((i) => i.path),
+      ['/Projects'],
+    );
     const other = await w.run('files_list', { path: 'educai-share' }, ctx);
     assert.match(text(other), /outside the folders/);
     const read = await w.run('files_read', { path: 'EducAI-worksheet.txt' }, ctx);
@@ -61,7 +70,7 @@ describe('resource scopes in the first-party tools', () => {
     assert.match(text(byId), /outside the folders/);
   });
 
-  it('reads a share\'s path from OCS before acting on it, and filters the share list', async () => {
+  it("reads a share's path from OCS before acting on it, and filters the share list", async () => {
     const created = await w.run('sharing_create_user_share', { path: 'educai-share/lesson.txt', user: 'bob', permissions: ['read'] }, w.ctx('alice'));
     assert.equal(created.isError, false, text(created));
     if (/NOT DONE YET/.test(text(created))) {
@@ -72,7 +81,7 @@ describe('resource scopes in the first-party tools', () => {
     const id = shares[0]?.id;
     assert.ok(id);
     const ctx = scoped({ folders: ['Projects'] });
-    assert.equal((json(await w.run('sharing_list', {}, ctx))['count'] as number), 0);
+    assert.equal(json(await w.run('sharing_list', {}, ctx))['count'] as number, 0);
     const del = await w.run('sharing_delete', { shareId: id }, ctx);
     assert.equal(del.isError, true);
     assert.match(text(del), /\/educai-share\/lesson\.txt is outside the folders/);
@@ -81,8 +90,15 @@ describe('resource scopes in the first-party tools', () => {
   it('refuses another calendar and lists only scoped ones', async () => {
     const ctx = scoped({ calendars: ['ai'] });
     const list = json(await w.run('calendar_list', {}, ctx));
-    assert.deepEqual((list['calendars'] as Array<{ id: string }>).map((c) => c.id), ['ai']);
-    const r = await w.run('calendar_create_event', { calendar: 'personal', title: 'x', start: '2027-03-01T09:00:00+00:00', end: '2027-03-01T10:00:00+00:00' }, ctx);
+    assert.deepEqual(
+      (list['calendars'] as Array<{ id: string }>).map((c) => c.id),
+      ['ai'],
+    );
+    const r = await w.run(
+      'calendar_create_event',
+      { calendar: 'personal', title: 'x', start: '2027-03-01T09:00:00+00:00', end: '2027-03-01T10:00:00+00:00' },
+      ctx,
+    );
     assert.equal(r.isError, true);
     assert.match(text(r), /calendar "personal" is not one this bot may use/);
   });

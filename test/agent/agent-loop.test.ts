@@ -16,7 +16,14 @@ import { ReplySanitizer } from '../../lib/replies/reply-sanitizer.ts';
 import { ReplyStream } from '../../lib/replies/reply-stream.ts';
 import { THINKING_PLACEHOLDER } from '../../lib/llm/think-filter.ts';
 import { readPolicy, searchPolicy, transcribePolicy, writePolicy, destructivePolicy } from '../../lib/tools/tool-policy.ts';
-import { createInvocationContext, textResult, type InvocationAttachment, type JsonSchema, type ToolDefinition, type ToolProvider } from '../../lib/tools/tool-provider.ts';
+import {
+  createInvocationContext,
+  textResult,
+  type InvocationAttachment,
+  type JsonSchema,
+  type ToolDefinition,
+  type ToolProvider,
+} from '../../lib/tools/tool-provider.ts';
 import { ToolRegistry } from '../../lib/tools/tool-registry.ts';
 import { TraceStore } from '../../lib/traces/trace-store.ts';
 import { TurnTrace } from '../../lib/traces/turn-trace.ts';
@@ -33,14 +40,20 @@ interface Executed {
   args: Record<string, unknown>;
 }
 
-const object = (properties: Record<string, unknown>, required: string[] = []): JsonSchema => ({ type: 'object', properties, ...(required.length ? { required } : {}) }) as JsonSchema;
+const object = (properties: Record<string, unknown>, required: string[] = []): JsonSchema =>
+  ({ type: 'object', properties, ...(required.length ? { required } : {}) }) as JsonSchema;
 
 const TOOLS: ToolDefinition[] = [
   { name: 'search_docs', description: 'Search the documents', schema: object({ query: { type: 'string' } }, ['query']), policy: searchPolicy() },
   { name: 'read_note', description: 'Read one note', schema: object({ id: { type: 'integer' } }, ['id']), policy: readPolicy() },
   { name: 'write_note', description: 'Write a note', schema: object({ text: { type: 'string' } }, ['text']), policy: writePolicy() },
   { name: 'delete_notes', description: 'Delete all notes', schema: object({}), policy: destructivePolicy() },
-  { name: 'attachment_transcribe_audio', description: 'Transcribe the audio attachment', schema: object({ attachment_name: { type: 'string' } }), policy: transcribePolicy() },
+  {
+    name: 'attachment_transcribe_audio',
+    description: 'Transcribe the audio attachment',
+    schema: object({ attachment_name: { type: 'string' } }),
+    policy: transcribePolicy(),
+  },
   { name: 'big_output', description: 'Returns a lot', schema: object({}), policy: readPolicy() },
   { name: 'slow_a', description: 'Slow tool A', schema: object({}), policy: readPolicy() },
   { name: 'slow_b', description: 'Slow tool B', schema: object({}), policy: readPolicy() },
@@ -143,7 +156,10 @@ describe('AgentLoop against the fake model provider', () => {
       messageId: '42',
       attachments: options.attachments ?? [],
     });
-    const loadout = await registry.loadout(ctx, (options.tools ?? ['search_docs', 'read_note', 'write_note']).map((name) => ({ name, config: {} })));
+    const loadout = await registry.loadout(
+      ctx,
+      (options.tools ?? ['search_docs', 'read_note', 'write_note']).map((name) => ({ name, config: {} })),
+    );
     const sender = new RecordingSender();
     const sink = new ReplyStream({
       target: { inboxId: ++inbox, route: 'talk_bot', roomToken: 'room1', replyTo: 42, inThread: false },
@@ -173,7 +189,8 @@ describe('AgentLoop against the fake model provider', () => {
     return { result, posts: sender.posts.map((p) => p.message), executed: [...executed], order: [...order], bodies };
   }
 
-  const toolMessages = (body: Record<string, unknown>) => (body.messages as Array<{ role: string; content: string; tool_call_id?: string; name?: string }>).filter((m) => m.role === 'tool');
+  const toolMessages = (body: Record<string, unknown>) =>
+    (body.messages as Array<{ role: string; content: string; tool_call_id?: string; name?: string }>).filter((m) => m.role === 'tool');
 
   it('runs several steps: streams tool calls, feeds results back, and streams the final answer', async () => {
     const r = await run({
@@ -195,12 +212,20 @@ describe('AgentLoop against the fake model provider', () => {
     // Every call streams with the tools; the third sees both results in order.
     for (const body of r.bodies) {
       assert.equal(body.stream, true);
-      assert.deepEqual((body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name), ['search_docs', 'read_note', 'write_note']);
+      assert.deepEqual(
+        (body.tools as Array<{ function: { name: string } }>).map((t) => t.function.name),
+        ['search_docs', 'read_note', 'write_note'],
+      );
       assert.equal(body.tool_choice, undefined);
     }
     const results = toolMessages(r.bodies[2]!);
-    assert.deepEqual(results.map((m) => m.content), ['TOOL-OUTPUT-MARKER results for milk', 'note 7: buy milk']);
-    const assistant = (r.bodies[2]!.messages as Array<{ role: string; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> }>).filter((m) => m.role === 'assistant');
+    assert.deepEqual(
+      results.map((m) => m.content),
+      ['TOOL-OUTPUT-MARKER results for milk', 'note 7: buy milk'],
+    );
+    const assistant = (
+      r.bodies[2]!.messages as Array<{ role: string; tool_calls?: Array<{ id: string; function: { name: string; arguments: string } }> }>
+    ).filter((m) => m.role === 'assistant');
     assert.equal(assistant[0]?.tool_calls?.[0]?.function.arguments, '{"query": "milk"}');
     assert.equal(results[0]?.tool_call_id, assistant[0]?.tool_calls?.[0]?.id);
     // The instructions come with the tools; the bot's own prompt stays first.
@@ -212,12 +237,26 @@ describe('AgentLoop against the fake model provider', () => {
   it('runs parallel tool calls of one response together and answers them in order', async () => {
     const r = await run({
       tools: ['slow_a', 'slow_b'],
-      scenarios: [{ toolCalls: [{ name: 'slow_b', arguments: '{}' }, { name: 'slow_a', arguments: '{}' }] }, { text: ['Both done.'] }],
+      scenarios: [
+        {
+          toolCalls: [
+            { name: 'slow_b', arguments: '{}' },
+            { name: 'slow_a', arguments: '{}' },
+          ],
+        },
+        { text: ['Both done.'] },
+      ],
     });
     assert.deepEqual(r.order.slice(0, 2).sort(), ['start slow_a', 'start slow_b'], 'both started before either ended');
     assert.deepEqual(r.posts, ['🔧 Using tools: slow_b, slow_a…', 'Both done.']);
     const results = toolMessages(r.bodies[1]!);
-    assert.deepEqual(results.map((m) => [m.name, m.content]), [['slow_b', 'slow_b done'], ['slow_a', 'slow_a done']]);
+    assert.deepEqual(
+      results.map((m) => [m.name, m.content]),
+      [
+        ['slow_b', 'slow_b done'],
+        ['slow_a', 'slow_a done'],
+      ],
+    );
   });
 
   it('stops a loop that repeats the same read batch at 8 and synthesises the answer without tools', async () => {
@@ -244,7 +283,8 @@ describe('AgentLoop against the fake model provider', () => {
   });
 
   it('trips the write threshold of 4 and the search threshold of 10', async () => {
-    llm.responder = (req) => (req.body?.stream === true ? { toolCalls: [{ name: 'search_docs', arguments: '{"query": "same"}' }] } : { text: ['Searched enough.'] });
+    llm.responder = (req) =>
+      req.body?.stream === true ? { toolCalls: [{ name: 'search_docs', arguments: '{"query": "same"}' }] } : { text: ['Searched enough.'] };
     try {
       const search = await run({ scenarios: [] });
       assert.equal(search.result.stopReason, 'repeat');
@@ -266,7 +306,10 @@ describe('AgentLoop against the fake model provider', () => {
 
   it('stops at a lowered iteration cap with a synthesis call, even when every batch differs', async () => {
     let n = 0;
-    llm.responder = (req) => (req.body?.stream === true ? { toolCalls: [{ name: 'search_docs', arguments: JSON.stringify({ query: `q${++n}` }) }] } : { text: ['Here is what I found.'] });
+    llm.responder = (req) =>
+      req.body?.stream === true
+        ? { toolCalls: [{ name: 'search_docs', arguments: JSON.stringify({ query: `q${++n}` }) }] }
+        : { text: ['Here is what I found.'] };
     try {
       const r = await run({ scenarios: [], input: { maxIterations: 3 } });
       assert.equal(r.result.stopReason, 'cap');
@@ -284,7 +327,8 @@ describe('AgentLoop against the fake model provider', () => {
 
   it('never raises the cap above 50', async () => {
     let n = 0;
-    llm.responder = (req) => (req.body?.stream === true ? { toolCalls: [{ name: 'search_docs', arguments: JSON.stringify({ query: `q${++n}` }) }] } : { text: ['Capped.'] });
+    llm.responder = (req) =>
+      req.body?.stream === true ? { toolCalls: [{ name: 'search_docs', arguments: JSON.stringify({ query: `q${++n}` }) }] } : { text: ['Capped.'] };
     try {
       const r = await run({ scenarios: [], input: { maxIterations: 500 } });
       assert.equal(r.result.stopReason, 'cap');
@@ -295,9 +339,7 @@ describe('AgentLoop against the fake model provider', () => {
   });
 
   it('parses a JSON tool call written as text and never shows it', async () => {
-    const r = await run({
-      scenarios: [{ text: ['{"name": "search_docs", ', '"arguments": {"query": "json"}}'] }, { text: ['Found it via JSON.'] }],
-    });
+    const r = await run({ scenarios: [{ text: ['{"name": "search_docs", ', '"arguments": {"query": "json"}}'] }, { text: ['Found it via JSON.'] }] });
     assert.deepEqual(r.executed, [{ name: 'search_docs', args: { query: 'json' } }]);
     assert.deepEqual(r.posts, ['🔧 Using tool: search_docs…', 'Found it via JSON.']);
   });
@@ -320,7 +362,10 @@ describe('AgentLoop against the fake model provider', () => {
 
   it('catches a JSON tool call written after a think block, posting only the thinking placeholder', async () => {
     const r = await run({
-      scenarios: [{ think: 'The user wants a search.', text: ['{"name":"search_docs",', '"arguments":{"query":"after thinking"}}'] }, { think: 'Now answer.', text: ['Found after thinking.'] }],
+      scenarios: [
+        { think: 'The user wants a search.', text: ['{"name":"search_docs",', '"arguments":{"query":"after thinking"}}'] },
+        { think: 'Now answer.', text: ['Found after thinking.'] },
+      ],
     });
     assert.deepEqual(r.executed, [{ name: 'search_docs', args: { query: 'after thinking' } }]);
     assert.deepEqual(r.posts, [THINKING_PLACEHOLDER, '🔧 Using tool: search_docs…', 'Found after thinking.']);
@@ -373,7 +418,10 @@ describe('AgentLoop against the fake model provider', () => {
   it('falls back to the fallback model before the first chunk reached Talk', async () => {
     await settings.update({ fallbackModel: 'primary:fallback-model' });
     const r = await run({ scenarios: [{ status: 503 }, { text: ['Answer from the fallback.'] }] });
-    assert.deepEqual(r.bodies.map((b) => b.model), ['fake-model', 'fallback-model']);
+    assert.deepEqual(
+      r.bodies.map((b) => b.model),
+      ['fake-model', 'fallback-model'],
+    );
     assert.deepEqual(r.posts, ['Answer from the fallback.']);
   });
 
@@ -382,7 +430,10 @@ describe('AgentLoop against the fake model provider', () => {
     const r = await run({
       scenarios: [{ toolCalls: [{ name: 'search_docs', arguments: '{"query":"a"}' }] }, { status: 502 }, { text: ['Second try worked.'] }],
     });
-    assert.deepEqual(r.bodies.map((b) => b.model), ['fake-model', 'fake-model', 'fallback-model']);
+    assert.deepEqual(
+      r.bodies.map((b) => b.model),
+      ['fake-model', 'fake-model', 'fallback-model'],
+    );
     assert.deepEqual(r.posts, ['🔧 Using tool: search_docs…', 'Second try worked.']);
   });
 
@@ -417,7 +468,11 @@ describe('AgentLoop against the fake model provider', () => {
         { text: ['I need your confirmation before writing that note.'] },
       ],
     });
-    assert.deepEqual(r.executed.map((e) => e.name), ['search_docs'], 'the write never ran');
+    assert.deepEqual(
+      r.executed.map((e) => e.name),
+      ['search_docs'],
+      'the write never ran',
+    );
     assert.equal(r.result.heldForConfirmation, 1);
     const observation = toolMessages(r.bodies[2]!).at(-1)!;
     assert.equal(observation.name, 'write_note');
@@ -437,20 +492,29 @@ describe('AgentLoop against the fake model provider', () => {
       tools: ['write_note', 'delete_notes', 'read_note'],
       taint,
       scenarios: [
-        { toolCalls: [{ name: 'write_note', arguments: '{"text":"x"}' }, { name: 'delete_notes', arguments: '{}' }, { name: 'read_note', arguments: '{"id":1}' }] },
+        {
+          toolCalls: [
+            { name: 'write_note', arguments: '{"text":"x"}' },
+            { name: 'delete_notes', arguments: '{}' },
+            { name: 'read_note', arguments: '{"id":1}' },
+          ],
+        },
         { text: ['Reading is fine; the rest needs you.'] },
       ],
     });
-    assert.deepEqual(tainted.executed.map((e) => e.name), ['read_note']);
+    assert.deepEqual(
+      tainted.executed.map((e) => e.name),
+      ['read_note'],
+    );
     assert.equal(tainted.result.heldForConfirmation, 2);
   });
 
   it('offers only read-only tools when writes are off (always-mode, S12)', async () => {
-    const r = await run({
-      input: { allowWrites: false },
-      scenarios: [{ toolCalls: [{ name: 'write_note', arguments: '{"text":"x"}' }] }, { text: ['ok'] }],
-    });
-    assert.deepEqual((r.bodies[0]!.tools as Array<{ function: { name: string } }>).map((t) => t.function.name), ['search_docs', 'read_note']);
+    const r = await run({ input: { allowWrites: false }, scenarios: [{ toolCalls: [{ name: 'write_note', arguments: '{"text":"x"}' }] }, { text: ['ok'] }] });
+    assert.deepEqual(
+      (r.bodies[0]!.tools as Array<{ function: { name: string } }>).map((t) => t.function.name),
+      ['search_docs', 'read_note'],
+    );
     assert.equal(r.executed.length, 0);
     assert.match(toolMessages(r.bodies[1]!)[0]!.content, /Tool not available/);
   });
@@ -470,12 +534,24 @@ describe('AgentLoop against the fake model provider', () => {
   it('truncates tool output at 4000 characters and refuses calls missing required arguments', async () => {
     const r = await run({
       tools: ['big_output', 'read_note'],
-      scenarios: [{ toolCalls: [{ name: 'big_output', arguments: '{}' }, { name: 'read_note', arguments: '{}' }] }, { text: ['ok'] }],
+      scenarios: [
+        {
+          toolCalls: [
+            { name: 'big_output', arguments: '{}' },
+            { name: 'read_note', arguments: '{}' },
+          ],
+        },
+        { text: ['ok'] },
+      ],
     });
     const [big, bad] = toolMessages(r.bodies[1]!);
     assert.equal(big!.content, `${'x'.repeat(4000)}...`);
     assert.match(bad!.content, /missing required argument\(s\): id/);
-    assert.deepEqual(r.executed.map((e) => e.name), ['big_output'], 'the call without its required argument never ran');
+    assert.deepEqual(
+      r.executed.map((e) => e.name),
+      ['big_output'],
+      'the call without its required argument never ran',
+    );
   });
 
   it('synthesises after tools when the model answers with nothing, then falls back to what a search found', async () => {
@@ -496,7 +572,11 @@ describe('AgentLoop against the fake model provider', () => {
 
   it('asks the rate limiter for every model call of the loop', async () => {
     const limits: RateLimitSettings = { enabled: true, chat: { instance: {}, user: { minute: 2 } }, embeddings: { instance: {}, user: {} } };
-    const limiter = new RateLimiter(tdb.db, async () => limits, () => 1_700_000_040_000);
+    const limiter = new RateLimiter(
+      tdb.db,
+      async () => limits,
+      () => 1_700_000_040_000,
+    );
     const gate = new RateGate(limiter, { scope: 'chat', uid: 'carol', guestRoom: null }, { maxWaitMs: 0 });
     assert.equal((await gate.first()).ok, true);
     await assert.rejects(
@@ -517,15 +597,23 @@ describe('AgentLoop against the fake model provider', () => {
 
   it('traces model calls and tools as metadata: no prompt text, no tool output, token usage summed', async () => {
     const traces = new TraceStore(tdb.db);
-    const trace = await TurnTrace.start(traces, { uid: 'alice', botId: 'bot-1', botMention: 'helper', roomToken: 'room1', messageId: '42', source: 'talk', userText: 'hi' });
-    await run({
-      input: { trace },
-      scenarios: [{ toolCalls: [{ name: 'search_docs', arguments: '{"query":"traced"}' }] }, { text: ['Traced answer.'] }],
+    const trace = await TurnTrace.start(traces, {
+      uid: 'alice',
+      botId: 'bot-1',
+      botMention: 'helper',
+      roomToken: 'room1',
+      messageId: '42',
+      source: 'talk',
+      userText: 'hi',
     });
+    await run({ input: { trace }, scenarios: [{ toolCalls: [{ name: 'search_docs', arguments: '{"query":"traced"}' }] }, { text: ['Traced answer.'] }] });
     await trace.finish('success');
     const found = await traces.getForUser('alice', trace.runId!);
     assert.ok(found);
-    assert.deepEqual(found.events.map((e) => e.type), ['llm_request', 'llm_response', 'tool_call', 'tool_result', 'llm_request', 'llm_response']);
+    assert.deepEqual(
+      found.events.map((e) => e.type),
+      ['llm_request', 'llm_response', 'tool_call', 'tool_result', 'llm_request', 'llm_response'],
+    );
     const dump = JSON.stringify(found);
     assert.doesNotMatch(dump, /SYSTEM-PROMPT-MARKER/);
     assert.doesNotMatch(dump, /TOOL-OUTPUT-MARKER/);

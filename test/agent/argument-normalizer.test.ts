@@ -5,11 +5,7 @@ import type { JsonSchema } from '../../lib/tools/json-schema.ts';
 
 const ragSchema: JsonSchema = {
   type: 'object',
-  properties: {
-    query: { type: 'string' },
-    limit: { type: 'integer', default: 5 },
-    min_score: { type: 'number', default: 0.3 },
-  },
+  properties: { query: { type: 'string' }, limit: { type: 'integer', default: 5 }, min_score: { type: 'number', default: 0.3 } },
   required: ['query'],
 };
 
@@ -32,7 +28,14 @@ test('integer strings become integers, other strings stay', () => {
 });
 
 test('numeric strings become numbers', () => {
-  for (const [input, expected] of [['0.5', 0.5], ['1', 1], ['-2.25', -2.25], ['.7', 0.7], ['1e-2', 0.01], ['+3', 3]] as const) {
+  for (const [input, expected] of [
+    ['0.5', 0.5],
+    ['1', 1],
+    ['-2.25', -2.25],
+    ['.7', 0.7],
+    ['1e-2', 0.01],
+    ['+3', 3],
+  ] as const) {
     assert.equal(ok(normalizeArguments(ragSchema, { query: 'x', min_score: input }))['min_score'], expected, input);
   }
   for (const input of ['abc', '0x10', 'Infinity', 'NaN', '1,5', '']) {
@@ -42,7 +45,13 @@ test('numeric strings become numbers', () => {
 
 test('booleans from true/false/1/0 strings only', () => {
   const schema: JsonSchema = { type: 'object', properties: { flag: { type: 'boolean' } } };
-  for (const [input, expected] of [['true', true], ['TRUE', true], [' 1 ', true], ['false', false], ['0', false]] as const) {
+  for (const [input, expected] of [
+    ['true', true],
+    ['TRUE', true],
+    [' 1 ', true],
+    ['false', false],
+    ['0', false],
+  ] as const) {
     assert.equal(ok(normalizeArguments(schema, { flag: input }))['flag'], expected, input);
   }
   for (const input of ['yes', 'no', 'on', '2']) {
@@ -52,7 +61,10 @@ test('booleans from true/false/1/0 strings only', () => {
 });
 
 test('arrays from JSON-array strings, scalars wrapped', () => {
-  const schema: JsonSchema = { type: 'object', properties: { urls: { type: 'array', items: { type: 'string' } }, ids: { type: 'array', items: { type: 'integer' } } } };
+  const schema: JsonSchema = {
+    type: 'object',
+    properties: { urls: { type: 'array', items: { type: 'string' } }, ids: { type: 'array', items: { type: 'integer' } } },
+  };
   assert.deepEqual(ok(normalizeArguments(schema, { urls: '["a","b"]' })), { urls: ['a', 'b'] });
   assert.deepEqual(ok(normalizeArguments(schema, { urls: 'https://example.org' })), { urls: ['https://example.org'] });
   assert.deepEqual(ok(normalizeArguments(schema, { urls: '{"a":1}' })), { urls: ['{"a":1}'] });

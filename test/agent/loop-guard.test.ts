@@ -16,10 +16,7 @@ test('keys are sorted at every depth', () => {
 });
 
 test('whitespace inside strings is collapsed and trimmed', () => {
-  assert.equal(
-    callSignature([{ name: 't', args: { q: '  hello \n\t world ' } }]),
-    callSignature([{ name: 't', args: { q: 'hello world' } }]),
-  );
+  assert.equal(callSignature([{ name: 't', args: { q: '  hello \n\t world ' } }]), callSignature([{ name: 't', args: { q: 'hello world' } }]));
 });
 
 test('strings are cut to 250 characters, counted as code points', () => {
@@ -27,31 +24,19 @@ test('strings are cut to 250 characters, counted as code points', () => {
   const json = argsJsonOf(callSignature([{ name: 't', args: [long] }]));
   const value = (JSON.parse(json) as string[])[0]!;
   assert.equal([...value].length, 250);
-  assert.equal(
-    callSignature([{ name: 't', args: { q: 'x'.repeat(250) + 'A' } }]),
-    callSignature([{ name: 't', args: { q: 'x'.repeat(250) + 'B' } }]),
-  );
+  assert.equal(callSignature([{ name: 't', args: { q: 'x'.repeat(250) + 'A' } }]), callSignature([{ name: 't', args: { q: 'x'.repeat(250) + 'B' } }]));
 });
 
 test('the argument JSON is cut to 400 characters', () => {
   const args = { a: 'x'.repeat(240), b: 'y'.repeat(240), c: 'z' };
   const json = argsJsonOf(callSignature([{ name: 't', args }]));
   assert.equal([...json].length, 400);
-  assert.equal(
-    callSignature([{ name: 't', args }]),
-    callSignature([{ name: 't', args: { ...args, c: 'different, but beyond the cut' } }]),
-  );
+  assert.equal(callSignature([{ name: 't', args }]), callSignature([{ name: 't', args: { ...args, c: 'different, but beyond the cut' } }]));
 });
 
 test('floats are rounded to 6 places, integers kept', () => {
-  assert.equal(
-    callSignature([{ name: 't', args: { s: 0.30000000001 } }]),
-    callSignature([{ name: 't', args: { s: 0.3 } }]),
-  );
-  assert.notEqual(
-    callSignature([{ name: 't', args: { s: 0.3 } }]),
-    callSignature([{ name: 't', args: { s: 0.300002 } }]),
-  );
+  assert.equal(callSignature([{ name: 't', args: { s: 0.30000000001 } }]), callSignature([{ name: 't', args: { s: 0.3 } }]));
+  assert.notEqual(callSignature([{ name: 't', args: { s: 0.3 } }]), callSignature([{ name: 't', args: { s: 0.300002 } }]));
   assert.equal(argsJsonOf(callSignature([{ name: 't', args: { n: 12, m: -0 } }])), '{"m":0,"n":12}');
 });
 
@@ -60,34 +45,44 @@ test('different arguments give different signatures', () => {
     callSignature([{ name: 'rag_search_documents', args: { query: 'cats' } }]),
     callSignature([{ name: 'rag_search_documents', args: { query: 'dogs' } }]),
   );
-  assert.notEqual(
-    callSignature([{ name: 'a', args: { q: 1 } }]),
-    callSignature([{ name: 'b', args: { q: 1 } }]),
-  );
+  assert.notEqual(callSignature([{ name: 'a', args: { q: 1 } }]), callSignature([{ name: 'b', args: { q: 1 } }]));
 });
 
 test('argument JSON text and objects give the same signature', () => {
-  assert.equal(
-    callSignature([{ name: 't', args: '{ "b": 2, "a": "x  y" }' }]),
-    callSignature([{ name: 't', args: { a: 'x y', b: 2 } }]),
-  );
+  assert.equal(callSignature([{ name: 't', args: '{ "b": 2, "a": "x  y" }' }]), callSignature([{ name: 't', args: { a: 'x y', b: 2 } }]));
   assert.equal(callSignature([{ name: 't', args: '' }]), callSignature([{ name: 't', args: {} }]));
   assert.equal(callSignature([{ name: 't', args: undefined }]), callSignature([{ name: 't', args: {} }]));
 });
 
 test('the order of calls within a batch does not matter', () => {
   assert.equal(
-    callSignature([{ name: 'a', args: { q: 1 } }, { name: 'b', args: { q: 2 } }]),
-    callSignature([{ name: 'b', args: { q: 2 } }, { name: 'a', args: { q: 1 } }]),
+    callSignature([
+      { name: 'a', args: { q: 1 } },
+      { name: 'b', args: { q: 2 } },
+    ]),
+    callSignature([
+      { name: 'b', args: { q: 2 } },
+      { name: 'a', args: { q: 1 } },
+    ]),
   );
 });
 
 test('malformed calls and arguments do not throw', () => {
   const cyclic: Record<string, unknown> = {};
   cyclic['self'] = cyclic;
-  const throwing = { get boom(): never { throw new Error('no'); } };
+  const throwing = {
+    get boom(): never {
+      throw new Error('no');
+    },
+  };
   const inputs: unknown[] = [
-    [], [null], [42], [{}], [{ name: 5, args: 1 }], [{ name: 't', args: 'not json' }], [{ name: 't', args: cyclic }],
+    [],
+    [null],
+    [42],
+    [{}],
+    [{ name: 5, args: 1 }],
+    [{ name: 't', args: 'not json' }],
+    [{ name: 't', args: cyclic }],
     [{ name: 't', args: { n: 10n, f: () => 1, u: undefined, s: Symbol('x'), inf: Infinity, nan: NaN } }],
     [{ name: 't', args: throwing }],
   ];
@@ -115,7 +110,10 @@ test('the iteration cap is 50 and can only be lowered', () => {
 test('the cap stops the loop at the configured iteration', () => {
   const guard = new LoopGuard({ maxIterations: 3 });
   const decisions = [1, 2, 3].map((i) => guard.recordBatch([{ name: 'search', args: { q: i } }], [searchPolicy()]));
-  assert.deepEqual(decisions.map((d) => d.stop), [false, false, true]);
+  assert.deepEqual(
+    decisions.map((d) => d.stop),
+    [false, false, true],
+  );
   assert.equal(decisions[2]?.reason, 'cap');
   assert.equal(guard.iterations, 3);
 });
@@ -141,7 +139,10 @@ test('search batches repeat 10 times before stopping', () => {
 });
 
 test('read batches repeat 8 times, write batches 4 times', () => {
-  for (const [policy, threshold] of [[readPolicy(), 8], [writePolicy(), 4]] as const) {
+  for (const [policy, threshold] of [
+    [readPolicy(), 8],
+    [writePolicy(), 4],
+  ] as const) {
     const guard = new LoopGuard({ maxIterations: 50 });
     const call = [{ name: 'tool', args: { x: 1 } }];
     let stoppedAt = 0;
@@ -154,14 +155,20 @@ test('read batches repeat 8 times, write batches 4 times', () => {
 
 test('a mixed batch uses the strictest rule', () => {
   const guard = new LoopGuard({ maxIterations: 50 });
-  const calls = [{ name: 'search', args: { q: 1 } }, { name: 'write', args: { p: 'a' } }];
+  const calls = [
+    { name: 'search', args: { q: 1 } },
+    { name: 'write', args: { p: 'a' } },
+  ];
   const stops = [1, 2, 3, 4].map(() => guard.recordBatch(calls, [searchPolicy(), writePolicy()]).stop);
   assert.deepEqual(stops, [false, false, false, true]);
 });
 
 test('calls without a policy count as possibly mutating', () => {
   const guard = new LoopGuard({ maxIterations: 50 });
-  const calls = [{ name: 'search', args: { q: 1 } }, { name: 'mystery', args: {} }];
+  const calls = [
+    { name: 'search', args: { q: 1 } },
+    { name: 'mystery', args: {} },
+  ];
   const stops = [1, 2, 3, 4].map(() => guard.recordBatch(calls, [searchPolicy()]).stop);
   assert.deepEqual(stops, [false, false, false, true]);
 });

@@ -7,11 +7,7 @@ import type { TextToolSpec } from '../../lib/agent/text-tool-calls.ts';
 
 const rag: TextToolSpec = {
   name: 'rag_search_documents',
-  schema: {
-    type: 'object',
-    properties: { query: { type: 'string' }, limit: { type: 'integer' }, min_score: { type: 'number' } },
-    required: ['query'],
-  },
+  schema: { type: 'object', properties: { query: { type: 'string' }, limit: { type: 'integer' }, min_score: { type: 'number' } }, required: ['query'] },
 };
 const room: TextToolSpec = { name: 'room_search_documents', schema: rag.schema };
 const writePage: TextToolSpec = {
@@ -59,9 +55,7 @@ test('name may come from name, tool or function.name; args from arguments, param
 });
 
 test('arguments given as an empty string mean no arguments', () => {
-  assert.deepEqual(extractTextToolCalls('{"name":"attachment_analyze_image","arguments":""}', tools).calls, [
-    { name: 'attachment_analyze_image', args: {} },
-  ]);
+  assert.deepEqual(extractTextToolCalls('{"name":"attachment_analyze_image","arguments":""}', tools).calls, [{ name: 'attachment_analyze_image', args: {} }]);
 });
 
 test('arguments that are not an object fall back to the remaining keys', () => {
@@ -79,7 +73,10 @@ test('fenced ```json block, with text around it kept', () => {
 
 test('plain ``` fences work too, and several fenced calls are all taken', () => {
   const text = '```\n{"name":"rag_search_documents","arguments":{"query":"a"}}\n```\n```json\n{"name":"rag_search_documents","arguments":{"query":"b"}}\n```';
-  assert.deepEqual(extractTextToolCalls(text, tools).calls.map((c) => c.args['query']), ['a', 'b']);
+  assert.deepEqual(
+    extractTextToolCalls(text, tools).calls.map((c) => c.args['query']),
+    ['a', 'b'],
+  );
 });
 
 test('first {…} embedded in prose', () => {
@@ -99,7 +96,10 @@ test('[{…}] arrays give several calls', () => {
 
 test('several JSON objects in a row are all taken', () => {
   const text = '{"name":"rag_search_documents","arguments":{"query":"a"}}\n{"name":"rag_search_documents","arguments":{"query":"b"}}';
-  assert.deepEqual(extractTextToolCalls(text, tools).calls.map((c) => c.args['query']), ['a', 'b']);
+  assert.deepEqual(
+    extractTextToolCalls(text, tools).calls.map((c) => c.args['query']),
+    ['a', 'b'],
+  );
 });
 
 test('a {"tool_calls":[…]} envelope is unwrapped', () => {
@@ -146,9 +146,7 @@ test('one matching key is not enough evidence', () => {
 });
 
 test('keys matching exactly one tool with more than one key of evidence are a call', () => {
-  assert.deepEqual(extractTextToolCalls('{"query":"cats","limit":3}', tools).calls, [
-    { name: 'rag_search_documents', args: { query: 'cats', limit: 3 } },
-  ]);
+  assert.deepEqual(extractTextToolCalls('{"query":"cats","limit":3}', tools).calls, [{ name: 'rag_search_documents', args: { query: 'cats', limit: 3 } }]);
   assert.deepEqual(extractTextToolCalls('{"path":"notes.md","content":"hi"}', tools).calls, [
     { name: 'wiki_write_page', args: { path: 'notes.md', content: 'hi' } },
   ]);
@@ -211,9 +209,7 @@ test('a fenced JSON body inside the wrapper', () => {
 });
 
 test('inside a wrapper one matching key is enough evidence', () => {
-  assert.deepEqual(extractTextToolCalls('<tool_call>{"query":"x"}</tool_call>', tools).calls, [
-    { name: 'rag_search_documents', args: { query: 'x' } },
-  ]);
+  assert.deepEqual(extractTextToolCalls('<tool_call>{"query":"x"}</tool_call>', tools).calls, [{ name: 'rag_search_documents', args: { query: 'x' } }]);
 });
 
 test('<name> + <arguments> / <parameters> sub-elements', () => {
@@ -231,7 +227,8 @@ test('<name> with unparsable arguments gives empty arguments', () => {
 });
 
 test('MiniMax <invoke name><parameter name> calls, typed by the schema', () => {
-  const text = 'Let me check.\n<minimax:tool_call>\n<invoke name="rag_search_documents">\n<parameter name="query">Öffnungszeiten &amp; Mensa</parameter>\n<parameter name="limit">4</parameter>\n<parameter name="min_score">0.5</parameter>\n</invoke>\n<invoke name=\'wiki_write_page\'><parameter name="path">a.md</parameter><parameter name="content">{"not":"parsed for a string"}</parameter></invoke>\n</minimax:tool_call>';
+  const text =
+    'Let me check.\n<minimax:tool_call>\n<invoke name="rag_search_documents">\n<parameter name="query">Öffnungszeiten &amp; Mensa</parameter>\n<parameter name="limit">4</parameter>\n<parameter name="min_score">0.5</parameter>\n</invoke>\n<invoke name=\'wiki_write_page\'><parameter name="path">a.md</parameter><parameter name="content">{"not":"parsed for a string"}</parameter></invoke>\n</minimax:tool_call>';
   const result = extractTextToolCalls(text, tools);
   assert.deepEqual(result.calls, [
     { name: 'rag_search_documents', args: { query: 'Öffnungszeiten & Mensa', limit: 4, min_score: 0.5 } },
@@ -241,7 +238,8 @@ test('MiniMax <invoke name><parameter name> calls, typed by the schema', () => {
 });
 
 test('invoke values for boolean, array and object properties', () => {
-  const text = '<tool_call><invoke name="set_flags"><parameter name="on">true</parameter><parameter name="tags">["a","b"]</parameter><parameter name="meta">{"k":1}</parameter><parameter name="label">7</parameter></invoke></tool_call>';
+  const text =
+    '<tool_call><invoke name="set_flags"><parameter name="on">true</parameter><parameter name="tags">["a","b"]</parameter><parameter name="meta">{"k":1}</parameter><parameter name="label">7</parameter></invoke></tool_call>';
   assert.deepEqual(extractTextToolCalls(text, tools).calls, [{ name: 'set_flags', args: { on: true, tags: ['a', 'b'], meta: { k: 1 }, label: '7' } }]);
 });
 
@@ -257,30 +255,35 @@ test('a bare <invoke> block without a wrapper', () => {
 });
 
 test('unknown invokes inside a wrapper are skipped while known ones are kept', () => {
-  const text = '<minimax:tool_call><invoke name="shell"><parameter name="cmd">ls</parameter></invoke><invoke name="rag_search_documents"><parameter name="query">x</parameter></invoke></minimax:tool_call>';
+  const text =
+    '<minimax:tool_call><invoke name="shell"><parameter name="cmd">ls</parameter></invoke><invoke name="rag_search_documents"><parameter name="query">x</parameter></invoke></minimax:tool_call>';
   assert.deepEqual(extractTextToolCalls(text, tools).calls, [{ name: 'rag_search_documents', args: { query: 'x' } }]);
 });
 
 test('GLM arg_key / arg_value pairs', () => {
-  const text = '<tool_call>rag_search_documents\n<arg_key>query</arg_key>\n<arg_value>Prüfungsordnung</arg_value>\n<arg_key>limit</arg_key>\n<arg_value>3</arg_value>\n</tool_call>';
+  const text =
+    '<tool_call>rag_search_documents\n<arg_key>query</arg_key>\n<arg_value>Prüfungsordnung</arg_value>\n<arg_key>limit</arg_key>\n<arg_value>3</arg_value>\n</tool_call>';
   assert.deepEqual(extractTextToolCalls(text, tools).calls, [{ name: 'rag_search_documents', args: { query: 'Prüfungsordnung', limit: 3 } }]);
 });
 
 test('GLM values are JSON-decoded or typed by the schema', () => {
-  const text = '<tool_call>set_flags<arg_key>on</arg_key><arg_value>false</arg_value><arg_key>tags</arg_key><arg_value>["x"]</arg_value><arg_key>label</arg_key><arg_value>true</arg_value></tool_call>';
+  const text =
+    '<tool_call>set_flags<arg_key>on</arg_key><arg_value>false</arg_value><arg_key>tags</arg_key><arg_value>["x"]</arg_value><arg_key>label</arg_key><arg_value>true</arg_value></tool_call>';
   assert.deepEqual(extractTextToolCalls(text, tools).calls, [{ name: 'set_flags', args: { on: false, tags: ['x'], label: 'true' } }]);
 });
 
 test('a GLM call with no pairs has empty arguments', () => {
-  assert.deepEqual(extractTextToolCalls('<tool_call>attachment_analyze_image</tool_call>', tools).calls, [
-    { name: 'attachment_analyze_image', args: {} },
-  ]);
+  assert.deepEqual(extractTextToolCalls('<tool_call>attachment_analyze_image</tool_call>', tools).calls, [{ name: 'attachment_analyze_image', args: {} }]);
 });
 
 test('several wrapper blocks give several calls and all markup is removed', () => {
-  const text = 'A <tool_call>{"name":"rag_search_documents","arguments":{"query":"1"}}</tool_call> B <function_call>{"name":"rag_search_documents","arguments":{"query":"2"}}</function_call> C';
+  const text =
+    'A <tool_call>{"name":"rag_search_documents","arguments":{"query":"1"}}</tool_call> B <function_call>{"name":"rag_search_documents","arguments":{"query":"2"}}</function_call> C';
   const result = extractTextToolCalls(text, tools);
-  assert.deepEqual(result.calls.map((c) => c.args['query']), ['1', '2']);
+  assert.deepEqual(
+    result.calls.map((c) => c.args['query']),
+    ['1', '2'],
+  );
   assert.equal(result.remainingText, 'A  B  C');
 });
 
@@ -307,10 +310,32 @@ test('tool calls inside think blocks are ignored', () => {
 
 test('malformed inputs never throw and give no calls', () => {
   const inputs = [
-    '', '   ', '{', '[', '[{', '{"name":', '{"name":"rag_search_documents","arguments":{"query":"x"}',
-    '<tool_call>', '</tool_call>', '<tool_call></tool_call>', '<tool_call>{</tool_call>', '<invoke name="', '<invoke name="rag_search_documents"',
-    '<tool_call><name>rag_search_documents', '```json\n{', '{{{{{{{{', ']]]]}}}}', '"just a string"', 'null', '42', 'true',
-    '[1, 2, 3]', '{"name": null}', '{"name": 42, "arguments": []}', '{"function": {"name": {"x":1}}}', '<arg_key>q</arg_key>',
+    '',
+    '   ',
+    '{',
+    '[',
+    '[{',
+    '{"name":',
+    '{"name":"rag_search_documents","arguments":{"query":"x"}',
+    '<tool_call>',
+    '</tool_call>',
+    '<tool_call></tool_call>',
+    '<tool_call>{</tool_call>',
+    '<invoke name="',
+    '<invoke name="rag_search_documents"',
+    '<tool_call><name>rag_search_documents',
+    '```json\n{',
+    '{{{{{{{{',
+    ']]]]}}}}',
+    '"just a string"',
+    'null',
+    '42',
+    'true',
+    '[1, 2, 3]',
+    '{"name": null}',
+    '{"name": 42, "arguments": []}',
+    '{"function": {"name": {"x":1}}}',
+    '<arg_key>q</arg_key>',
     '{"__proto__": {"name": "rag_search_documents"}}',
   ];
   for (const text of inputs) {
@@ -377,7 +402,8 @@ test('plain text streams through unchanged', () => {
 });
 
 test('XML tool-call blocks are removed however the stream is split', () => {
-  const text = 'Before <tool_call>{"name":"x","arguments":{}}</tool_call> middle <minimax:tool_call><invoke name="x"></invoke></minimax:tool_call> after <function_call>f</function_call>. <invoke name="y"><parameter name="q">1</parameter></invoke>end';
+  const text =
+    'Before <tool_call>{"name":"x","arguments":{}}</tool_call> middle <minimax:tool_call><invoke name="x"></invoke></minimax:tool_call> after <function_call>f</function_call>. <invoke name="y"><parameter name="q">1</parameter></invoke>end';
   for (const deltas of everySplit(text)) {
     const { streamed, final } = run(deltas);
     assert.equal(streamed + final, 'Before  middle  after . end', JSON.stringify(deltas));

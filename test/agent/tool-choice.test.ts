@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AGENT_DEFAULTS, AGENT_SETTINGS_KEY, forcedSearchPhraseList, loadAgentSettings, parseAgentSettings, saveAgentSettings } from '../../lib/agent/agent-settings.ts';
+import {
+  AGENT_DEFAULTS,
+  AGENT_SETTINGS_KEY,
+  forcedSearchPhraseList,
+  loadAgentSettings,
+  parseAgentSettings,
+  saveAgentSettings,
+} from '../../lib/agent/agent-settings.ts';
 import { requiresConfirmation, TurnTaint } from '../../lib/tools/confirmation-gate.ts';
 import { asksForSearch, initialToolChoice, searchCandidates, type ToolChoiceInput } from '../../lib/agent/tool-choice.ts';
 import { RateGate, RateLimitedError, rateKeyFor } from '../../lib/ratelimit/rate-gate.ts';
@@ -11,7 +18,12 @@ import type { JsonSchema, ToolDefinition } from '../../lib/tools/tool-provider.t
 import { createTestDatabase } from '../helpers/databases.ts';
 
 const schema = (props: Record<string, unknown>): JsonSchema => ({ type: 'object', properties: props }) as JsonSchema;
-const tool = (name: string, policy: ToolDefinition['policy'], props: Record<string, unknown> = {}, description = name): ToolDefinition => ({ name, description, schema: schema(props), policy });
+const tool = (name: string, policy: ToolDefinition['policy'], props: Record<string, unknown> = {}, description = name): ToolDefinition => ({
+  name,
+  description,
+  schema: schema(props),
+  policy,
+});
 
 const TOOLS = [
   tool('web_search', searchPolicy(), { query: { type: 'string' } }, 'Search the web'),
@@ -22,7 +34,15 @@ const TOOLS = [
 ];
 
 function input(patch: Partial<ToolChoiceInput>): ToolChoiceInput {
-  return { tools: TOOLS, configOf: () => ({}), attachments: [], attachmentOnly: false, text: '', forcedSearchPhrases: forcedSearchPhraseList(AGENT_DEFAULTS), ...patch };
+  return {
+    tools: TOOLS,
+    configOf: () => ({}),
+    attachments: [],
+    attachmentOnly: false,
+    text: '',
+    forcedSearchPhrases: forcedSearchPhraseList(AGENT_DEFAULTS),
+    ...patch,
+  };
 }
 
 describe('initial tool choice', () => {
@@ -40,13 +60,31 @@ describe('initial tool choice', () => {
 
   it('does not force attachment tools when the message has text, several attachments, or the bot lacks the tool', () => {
     assert.equal(initialToolChoice(input({ attachments: [{ kind: 'audio', name: 'a.ogg' }], attachmentOnly: false })), null);
-    assert.equal(initialToolChoice(input({ attachments: [{ kind: 'audio', name: 'a.ogg' }, { kind: 'image', name: 'b.png' }], attachmentOnly: true })), null);
+    assert.equal(
+      initialToolChoice(
+        input({
+          attachments: [
+            { kind: 'audio', name: 'a.ogg' },
+            { kind: 'image', name: 'b.png' },
+          ],
+          attachmentOnly: true,
+        }),
+      ),
+      null,
+    );
     assert.equal(initialToolChoice(input({ tools: TOOLS.slice(0, 2), attachments: [{ kind: 'image', name: 'b.png' }], attachmentOnly: true })), null);
   });
 
   it('matches the admin phrases of six languages by default, case- and space-insensitively', () => {
     const phrases = forcedSearchPhraseList(AGENT_DEFAULTS);
-    for (const text of ['Please SEARCH THE  WEB for x', 'Kannst du im Internet suchen?', 'recherche sur le web la météo', 'busca en internet el tiempo', 'cerca sul web il meteo', 'zoek op internet het weer']) {
+    for (const text of [
+      'Please SEARCH THE  WEB for x',
+      'Kannst du im Internet suchen?',
+      'recherche sur le web la météo',
+      'busca en internet el tiempo',
+      'cerca sul web il meteo',
+      'zoek op internet het weer',
+    ]) {
       assert.equal(asksForSearch(text, phrases), true, text);
     }
     assert.equal(asksForSearch('What is two plus two?', phrases), false);
@@ -54,7 +92,10 @@ describe('initial tool choice', () => {
   });
 
   it('forces only read-only search tools with a query, the best-scored first', () => {
-    assert.deepEqual(searchCandidates(TOOLS).map((t) => t.name), ['web_search', 'kb_lookup']);
+    assert.deepEqual(
+      searchCandidates(TOOLS).map((t) => t.name),
+      ['web_search', 'kb_lookup'],
+    );
     const plan = initialToolChoice(input({ text: 'search the web for the weather' }));
     assert.deepEqual(plan, {
       reason: 'search',
@@ -79,7 +120,10 @@ describe('agent settings', () => {
     try {
       const store = new SettingsStore(tdb.db);
       assert.deepEqual(await loadAgentSettings(store), AGENT_DEFAULTS);
-      const saved = await saveAgentSettings(store, { maxIterations: 12, forcedSearchPhrases: { pt: ['Pesquise na  web ', 'pesquise na web'], en: ['look it up'] } });
+      const saved = await saveAgentSettings(store, {
+        maxIterations: 12,
+        forcedSearchPhrases: { pt: ['Pesquise na  web ', 'pesquise na web'], en: ['look it up'] },
+      });
       assert.ok(saved.ok);
       assert.deepEqual(saved.settings.forcedSearchPhrases, { pt: ['pesquise na web'], en: ['look it up'] });
       assert.equal((await loadAgentSettings(store)).maxIterations, 12);

@@ -54,7 +54,15 @@ test('odd limits and inputs do not throw', () => {
 // ---------------------------------------------------------------- toolResultText
 
 test('text blocks are trimmed and joined with blank lines; other blocks are skipped', () => {
-  const result = { content: [{ type: 'text', text: '  first  ' }, { type: 'image', data: 'xx' }, { type: 'text', text: '' }, { type: 'text', text: 'second' }], isError: false };
+  const result = {
+    content: [
+      { type: 'text', text: '  first  ' },
+      { type: 'image', data: 'xx' },
+      { type: 'text', text: '' },
+      { type: 'text', text: 'second' },
+    ],
+    isError: false,
+  };
   assert.equal(toolResultText(result), 'first\n\nsecond');
 });
 
@@ -101,8 +109,15 @@ test('unserialisable results do not throw', () => {
   assert.match(toolResultText(cyclic), /"self": "\[unserializable\]"/);
   assert.match(toolResultText({ n: 10n }), /"n": "10"/);
   assert.equal(toolResultText(undefined), 'Received invalid tool response');
-  assert.equal(toolResultText(() => 1), 'Received invalid tool response');
-  const throwing = { toJSON(): never { throw new Error('boom'); } };
+  assert.equal(
+    toolResultText(() => 1),
+    'Received invalid tool response',
+  );
+  const throwing = {
+    toJSON(): never {
+      throw new Error('boom');
+    },
+  };
   assert.equal(toolResultText(throwing), 'Received invalid tool response');
   let deep: Record<string, unknown> = {};
   for (let i = 0; i < 10000; i++) deep = { d: deep };

@@ -19,7 +19,12 @@ describe('AppAPI ex-app/state, fake against the Nextcloud 33 capture', () => {
 
   const state = async () => {
     const r = await fetch(`${nc.url}/ocs/v1.php/apps/app_api/ex-app/state?format=json`, {
-      headers: { 'EX-APP-ID': 'educai', 'EX-APP-VERSION': '0.1.0', 'AUTHORIZATION-APP-API': Buffer.from(`:${TEST_SECRET}`).toString('base64'), 'OCS-APIRequest': 'true' },
+      headers: {
+        'EX-APP-ID': 'educai',
+        'EX-APP-VERSION': '0.1.0',
+        'AUTHORIZATION-APP-API': Buffer.from(`:${TEST_SECRET}`).toString('base64'),
+        'OCS-APIRequest': 'true',
+      },
     });
     return { status: r.status, body: (await r.json()) as { ocs: { data: unknown } } };
   };

@@ -78,7 +78,13 @@ describe('registration commands', () => {
     const dir = mkdtempSync(join(tmpdir(), 'educai-reg-'));
     const secretFile = join(dir, "dev app'secret");
     writeFileSync(secretFile, 'the-real-secret-value');
-    const [daemon, register] = registrationCommands({ manifest, appHost: '0.0.0.0', appPort: 23000, nextcloudUrl: 'http://nc.local', secretFrom: { file: secretFile } });
+    const [daemon, register] = registrationCommands({
+      manifest,
+      appHost: '0.0.0.0',
+      appPort: 23000,
+      nextcloudUrl: 'http://nc.local',
+      secretFrom: { file: secretFile },
+    });
     assert.equal(daemon, 'occ app_api:daemon:register manual_install "Manual Install" manual-install http 127.0.0.1 http://nc.local');
     assert.ok(register?.startsWith('occ app_api:app:register educai manual_install --json-info '));
     assert.ok(!register?.includes('the-real-secret-value'), 'the secret is not printed');
@@ -89,7 +95,10 @@ describe('registration commands', () => {
     assert.equal(info.secret, 'the-real-secret-value');
     assert.equal(info.port, 23000);
     assert.equal(info.id, 'educai');
-    assert.deepEqual(info.routes.map((r: { url: string }) => r.url), manifest.routes.map((r) => r.url));
+    assert.deepEqual(
+      info.routes.map((r: { url: string }) => r.url),
+      manifest.routes.map((r) => r.url),
+    );
     assert.ok(info.routes.every((r: { access_level: number }) => r.access_level === 1 || r.access_level === 2));
     assert.equal(args.at(-1), '--wait-finish');
   });

@@ -27,7 +27,10 @@ describe('warnings and errors forwarded to nextcloud.log', () => {
     logger.error('third');
     logger.error('fourth is over the limit');
     await waitFor(() => nc.logs.length === 3, 'three forwarded lines');
-    assert.deepEqual(nc.logs.map((l) => l.level), [2, 3, 3]);
+    assert.deepEqual(
+      nc.logs.map((l) => l.level),
+      [2, 3, 3],
+    );
     assert.ok(nc.logs.every((l) => !l.message.includes(TEST_SECRET)));
     clock += 61_000;
     logger.warn('next minute');

@@ -33,7 +33,10 @@ describe('declarative settings forms (capture 86)', () => {
     assertValidForm(sentScheme('registerPersonalForm'));
     const broken = sentScheme('registerFormWithoutSectionType');
     assert.equal(JSON.parse(fixture['aliceGetsFormsWhileBrokenFormRegistered']!.response.body).ocs.meta.statuscode, 500);
-    assert.throws(() => assertValidForm(broken), (e: unknown) => e instanceof InvalidSettingsFormError && /section_type/.test(e.message));
+    assert.throws(
+      () => assertValidForm(broken),
+      (e: unknown) => e instanceof InvalidSettingsFormError && /section_type/.test(e.message),
+    );
   });
 
   it('refuses the other shapes core rejects', () => {
@@ -58,11 +61,27 @@ describe('declarative settings forms (capture 86)', () => {
   });
 
   it('builds our forms in the captured shapes, with a link to the full administration page', () => {
-    for (const [ours, captured] of [[adminForm('https://cloud.example/index.php'), sentScheme('registerAdminForm')], [personalForm(), sentScheme('registerPersonalForm')]] as const) {
+    for (const [ours, captured] of [
+      [adminForm('https://cloud.example/index.php'), sentScheme('registerAdminForm')],
+      [personalForm(), sentScheme('registerPersonalForm')],
+    ] as const) {
       assertValidForm(ours);
-      assert.deepEqual(Object.keys(ours).filter((k) => !(k in captured)), [], 'no form key the capture does not show');
-      const capturedFieldKeys = new Set(Object.values(sentScheme('registerAdminForm')['fields'] as object[]).concat(sentScheme('registerPersonalForm')['fields'] as object[]).flatMap((f) => Object.keys(f)));
-      for (const f of ours.fields) assert.deepEqual(Object.keys(f).filter((k) => !capturedFieldKeys.has(k)), [], `field ${f.id}`);
+      assert.deepEqual(
+        Object.keys(ours).filter((k) => !(k in captured)),
+        [],
+        'no form key the capture does not show',
+      );
+      const capturedFieldKeys = new Set(
+        Object.values(sentScheme('registerAdminForm')['fields'] as object[])
+          .concat(sentScheme('registerPersonalForm')['fields'] as object[])
+          .flatMap((f) => Object.keys(f)),
+      );
+      for (const f of ours.fields)
+        assert.deepEqual(
+          Object.keys(f).filter((k) => !capturedFieldKeys.has(k)),
+          [],
+          `field ${f.id}`,
+        );
     }
     assert.equal(adminForm('https://cloud.example/index.php').doc_url, 'https://cloud.example/index.php/apps/app_api/embedded/educai/educai-main#admin');
     assert.equal(adminForm('https://cloud.example/').section_type, 'admin');
@@ -121,7 +140,10 @@ for (const dialect of DIALECTS) {
       assert.equal(put.status, 200, put.text);
       await waitFor(() => config(ADMIN_FIELDS.memoryTokens) === '16000', 'the form follows the app page');
       // The sync records what it wrote right after writing it.
-      await waitFor(async () => (await h.application.settings.get<Record<string, string>>(ADMIN_FORM_SEEN_KEY))?.[ADMIN_FIELDS.memoryTokens] === '16000', 'the written value to be recorded as seen');
+      await waitFor(
+        async () => (await h.application.settings.get<Record<string, string>>(ADMIN_FORM_SEEN_KEY))?.[ADMIN_FIELDS.memoryTokens] === '16000',
+        'the written value to be recorded as seen',
+      );
       // Unchanged in Nextcloud since: the next reconciliation keeps the app page's value.
       await enable(true);
       assert.equal((await h.application.llmSettings.get()).conversationMemoryTokens, 16000);
@@ -135,7 +157,11 @@ for (const dialect of DIALECTS) {
 
     it('registers nothing when a form would break the settings pages', async () => {
       const broken = { ...personalForm(), section_type: undefined } as unknown as DeclarativeForm;
-      const registrar = settingsRegistrar({ nextcloud: h.application.nextcloud, forms: () => [adminForm(h.nc.url), broken], logger: createLogger({ level: 'silent' }) });
+      const registrar = settingsRegistrar({
+        nextcloud: h.application.nextcloud,
+        forms: () => [adminForm(h.nc.url), broken],
+        logger: createLogger({ level: 'silent' }),
+      });
       await assert.rejects(registrar.register(), (e: unknown) => e instanceof InvalidSettingsFormError && /section_type/.test(e.message));
       assert.equal(h.nc.ui.settingsForms.size, 0, 'not even the valid form: nothing half-registered');
     });

@@ -97,7 +97,11 @@ describe('GovernanceAccessPolicy', () => {
 
   it('keeps serving the approved scope while an edit waits, and names the group or team that grants access', async () => {
     const policy = new GovernanceAccessPolicy({
-      memberships: stubMemberships({ bob: { groups: ['g', 'h'] }, carol: { teams: [{ id: TEAM, displayName: 'Team', level: 1, direct: false }] }, dave: { teams: [{ id: TEAM, displayName: 'Team', level: 1, direct: true }] } }),
+      memberships: stubMemberships({
+        bob: { groups: ['g', 'h'] },
+        carol: { teams: [{ id: TEAM, displayName: 'Team', level: 1, direct: false }] },
+        dave: { teams: [{ id: TEAM, displayName: 'Team', level: 1, direct: true }] },
+      }),
     });
     const groups = published({ visibility: 'groups', allowedGroups: ['h', 'x'], approvalStatus: 'pending', pendingVersionId: 2 });
     assert.deepEqual(await policy.canUse(groups, { kind: 'user', uid: 'bob' }), { allowed: true, reason: 'group', names: ['h'], userTools: true });
@@ -112,7 +116,8 @@ describe('GovernanceAccessPolicy', () => {
     const policy = new GovernanceAccessPolicy({ memberships: stubMemberships({}) });
     const groups = published({ visibility: 'groups', allowedGroups: ['g'] });
     assert.deepEqual(await policy.canUse(groups, { kind: 'user', uid: 'zoe' }), { allowed: false, reason: 'check-failed' });
-    for (const kind of ['bot', 'other'] as const) assert.equal((await policy.canUse(published({ visibility: 'global' }), { kind, uid: 'x' })).reason, 'not-a-person');
+    for (const kind of ['bot', 'other'] as const)
+      assert.equal((await policy.canUse(published({ visibility: 'global' }), { kind, uid: 'x' })).reason, 'not-a-person');
     assert.equal((await policy.canUse(published({ visibility: 'global' }), { kind: 'user', uid: '' })).reason, 'not-a-person');
   });
 });

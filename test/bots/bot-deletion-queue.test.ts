@@ -42,7 +42,7 @@ for (const dialect of DIALECTS) {
       assert.equal(s.llm.chatRequests().length, 1, 'the queued request never reached the model');
     });
 
-    it("tells them in their Nextcloud language", async () => {
+    it('tells them in their Nextcloud language', async () => {
       // The day's single model call went to the test above: this request waits in the queue.
       s.h.nc.addUser({ id: 'jonas', displayName: 'Jonas', groups: ['educai-students'], language: 'de' });
       const bot = await s.createBot({ mention: 'quizfrage' });
@@ -54,7 +54,10 @@ for (const dialect of DIALECTS) {
       assert.match(s.bot(room).at(-1)?.message ?? '', /^⏳ Die Anfrage steht in der Warteschlange/);
       const deleted = await s.h.fetch(`/api/v1/admin/bots/${bot.id}`, { method: 'DELETE', headers: s.h.browserHeaders('admin') });
       assert.equal(deleted.json.queuedRequestsDropped, 1, deleted.text);
-      assert.deepEqual(s.bot(room).at(-1), { message: '⚠️ @quizfrage wurde gelöscht; die wartende Anfrage wird daher nicht beantwortet.', replyTo: waiting.id });
+      assert.deepEqual(s.bot(room).at(-1), {
+        message: '⚠️ @quizfrage wurde gelöscht; die wartende Anfrage wird daher nicht beantwortet.',
+        replyTo: waiting.id,
+      });
     });
   });
 }

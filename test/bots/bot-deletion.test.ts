@@ -21,14 +21,36 @@ for (const dialect of DIALECTS) {
     /** A global bot with a pending edit, its own Talk bot, memory, room state, tools, a queued request and a trace. */
     async function populated(): Promise<Bot> {
       const db = w.tdb.db;
-      const made = await w.governance.create(w.user('admin'), { displayName: 'Full', mention: freshMention('full'), visibility: 'global', tools: [{ name: READ_TOOL }] });
+      const made = await w.governance.create(w.user('admin'), {
+        displayName: 'Full',
+        mention: freshMention('full'),
+        visibility: 'global',
+        tools: [{ name: READ_TOOL }],
+      });
       await w.dedicated.register(made, 'Full bot');
       await w.governance.update(w.user('admin'), made.id, { systemPrompt: 'pending' });
       await w.identities.sawRoom('room1234', dedicatedRoute(made.id));
       await new OnboardingService(db).start(made, 'room1234', 'student', null);
-      await new ConversationMemory(db).append({ botId: made.id, roomToken: 'room1234', threadId: null, invokerUid: null, role: 'user', authorUid: 'student', messageId: '7', content: 'hi' });
+      await new ConversationMemory(db).append({
+        botId: made.id,
+        roomToken: 'room1234',
+        threadId: null,
+        invokerUid: null,
+        role: 'user',
+        authorUid: 'student',
+        messageId: '7',
+        content: 'hi',
+      });
       await w.queue.enqueue({ botId: made.id, roomToken: 'room1234', route: 'talk_bot', inboxPayload: { x: 1 }, uid: 'student', replyTo: '7' });
-      await w.traces.startRun({ uid: 'student', botId: made.id, botMention: made.mention, roomToken: 'room1234', messageId: '7', source: 'talk', userText: 'hi' });
+      await w.traces.startRun({
+        uid: 'student',
+        botId: made.id,
+        botMention: made.mention,
+        roomToken: 'room1234',
+        messageId: '7',
+        source: 'talk',
+        userText: 'hi',
+      });
       return w.governance.require(made.id);
     }
 
@@ -58,7 +80,17 @@ for (const dialect of DIALECTS) {
       const res = await w.api('admin', 'delete', `/api/v1/admin/bots/${gone.id}`);
       assert.equal(res.status, 200, res.text);
       assert.deepEqual(res.body, { success: true, queuedRequestsDropped: 1, tracesAnonymised: 1 });
-      assert.deepEqual(await rowsOf(gone.id), { bots: 0, versions: 0, tools: 0, memory: 0, roomStates: 0, queue: 0, traces: 0, identities: 0, roomIdentities: 0 });
+      assert.deepEqual(await rowsOf(gone.id), {
+        bots: 0,
+        versions: 0,
+        tools: 0,
+        memory: 0,
+        roomStates: 0,
+        queue: 0,
+        traces: 0,
+        identities: 0,
+        roomIdentities: 0,
+      });
       const runs = await w.tdb.db.selectFrom('trace_runs').select(['bot_id', 'bot_mention']).where('bot_mention', '=', gone.mention).execute();
       assert.deepEqual(runs, [{ bot_id: null, bot_mention: gone.mention }], 'the user keeps the trace, without the bot');
       assert.equal(w.nc.talk.botByRoute(dedicatedRoute(gone.id)), undefined, 'the Talk bot is unregistered through AppAPI');
@@ -71,7 +103,10 @@ for (const dialect of DIALECTS) {
 
     it('keeps the bot when its Talk bot cannot be unregistered, so the deletion can be retried', async () => {
       const bot = await populated();
-      w.nc.failNext({ method: 'DELETE', path: /\/apps\/app_api\/api\/v1\/talk_bot$/ }, { status: 500, body: '{"ocs":{"meta":{"status":"failure","statuscode":500,"message":""},"data":[]}}' });
+      w.nc.failNext(
+        { method: 'DELETE', path: /\/apps\/app_api\/api\/v1\/talk_bot$/ },
+        { status: 500, body: '{"ocs":{"meta":{"status":"failure","statuscode":500,"message":""},"data":[]}}' },
+      );
       const res = await w.api('admin', 'delete', `/api/v1/bots/${bot.id}`);
       assert.equal(res.status, 502, res.text);
       assert.equal((await rowsOf(bot.id)).bots, 1);

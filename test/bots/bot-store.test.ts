@@ -10,10 +10,7 @@ import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/data
 
 const T0 = 1_700_000_000_000;
 
-const TREE: QuestionTree = {
-  start: 'level',
-  questions: [{ id: 'level', text: 'Your level?', answers: [{ id: 'beginner', text: 'Beginner', next: null }] }],
-};
+const TREE: QuestionTree = { start: 'level', questions: [{ id: 'level', text: 'Your level?', answers: [{ id: 'beginner', text: 'Beginner', next: null }] }] };
 
 async function withDb(dialect: (typeof DIALECTS)[number], fn: (tdb: TestDatabase) => Promise<void>): Promise<void> {
   const tdb = await createTestDatabase(dialect);
@@ -25,7 +22,10 @@ async function withDb(dialect: (typeof DIALECTS)[number], fn: (tdb: TestDatabase
 }
 
 async function countBots(db: Kysely<Database>): Promise<number> {
-  const row = await db.selectFrom('bots').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('bots')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -255,13 +255,31 @@ for (const dialect of DIALECTS) {
         const zeta = await store.create({ displayName: 'Zeta', mention: 'zeta' }, 'alice');
         const alpha = await store.create({ displayName: 'Alpha', mention: 'alpha' }, 'bob');
         const off = await store.create({ displayName: 'Off', mention: 'off', active: false }, 'alice');
-        assert.deepEqual((await store.listActive()).map((b) => b.id), [alpha.id, zeta.id]);
-        assert.deepEqual((await store.listByOwner('alice')).map((b) => b.id), [zeta.id, off.id]);
+        assert.deepEqual(
+          (await store.listActive()).map((b) => b.id),
+          [alpha.id, zeta.id],
+        );
+        assert.deepEqual(
+          (await store.listByOwner('alice')).map((b) => b.id),
+          [zeta.id, off.id],
+        );
         assert.deepEqual(await store.listByOwner('nobody'), []);
-        assert.deepEqual(await store.activeMentions(), new Map([['zeta', zeta.id], ['alpha', alpha.id]]));
+        assert.deepEqual(
+          await store.activeMentions(),
+          new Map([
+            ['zeta', zeta.id],
+            ['alpha', alpha.id],
+          ]),
+        );
         await store.update(zeta.id, { active: false });
         await store.update(off.id, { active: true });
-        assert.deepEqual(await store.activeMentions(), new Map([['alpha', alpha.id], ['off', off.id]]));
+        assert.deepEqual(
+          await store.activeMentions(),
+          new Map([
+            ['alpha', alpha.id],
+            ['off', off.id],
+          ]),
+        );
       });
     });
 
@@ -276,7 +294,16 @@ for (const dialect of DIALECTS) {
           for (const room of ['r1', 'r2']) {
             await onboarding.start(bot, room, 'alice', null);
             for (const threadId of [null, '7']) {
-              await memory.append({ botId: bot.id, roomToken: room, threadId, invokerUid: null, role: 'user', authorUid: 'alice', messageId: '1', content: 'hi' });
+              await memory.append({
+                botId: bot.id,
+                roomToken: room,
+                threadId,
+                invokerUid: null,
+                role: 'user',
+                authorUid: 'alice',
+                messageId: '1',
+                content: 'hi',
+              });
             }
           }
         }

@@ -28,7 +28,8 @@ for (const dialect of DIALECTS) {
     });
     after(async () => s.close());
 
-    const admin = (method: string, path: string, body?: unknown) => s.h.fetch(path, { method, headers: s.h.browserHeaders('admin'), ...(body === undefined ? {} : { body }) });
+    const admin = (method: string, path: string, body?: unknown) =>
+      s.h.fetch(path, { method, headers: s.h.browserHeaders('admin'), ...(body === undefined ? {} : { body }) });
     const post = (route: string, body: string, headers = s.h.headers('')) =>
       s.h.fetch(`/${route}`, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json' }, body });
 
@@ -110,7 +111,7 @@ for (const dialect of DIALECTS) {
       assert.equal(await handledCount(), before, 'the dedupe key stays free for a delivery to the right identity');
     });
 
-    it("a message its identity kept but may not answer is answered once by the shared delivery, even where the shared bot never delivered before", async () => {
+    it('a message its identity kept but may not answer is answered once by the shared delivery, even where the shared bot never delivered before', async () => {
       const fresh = s.groupRoom('Fresh room');
       s.h.nc.enableBotInRoom(fresh, dedicatedRoute(librarian.id));
       const msg = await storedOnlyFor(dedicatedRoute(librarian.id), fresh, '@tutor hello from a new room');
@@ -148,14 +149,26 @@ for (const dialect of DIALECTS) {
 
     it('stays silent when its bot is no longer for everyone', async () => {
       const db = s.h.application.database.db;
-      await db.updateTable('bots').set({ visibility: 'groups', allowed_groups: JSON.stringify(['nobody']) } as never).where('id', '=', librarian.id).execute();
+      await db
+        .updateTable('bots')
+        .set({ visibility: 'groups', allowed_groups: JSON.stringify(['nobody']) } as never)
+        .where('id', '=', librarian.id)
+        .execute();
       try {
         const msg = await storedOnlyFor(dedicatedRoute(librarian.id), room, '@librarian still there?');
         const answers = answersAfter(msg.id);
         assert.ok(answers.length > 0, 'the message was processed, as the shared delivery of the room');
-        assert.deepEqual(answers.filter((a) => a.route === dedicatedRoute(librarian.id)), [], 'never through its own identity');
+        assert.deepEqual(
+          answers.filter((a) => a.route === dedicatedRoute(librarian.id)),
+          [],
+          'never through its own identity',
+        );
       } finally {
-        await db.updateTable('bots').set({ visibility: 'global', allowed_groups: '[]' } as never).where('id', '=', librarian.id).execute();
+        await db
+          .updateTable('bots')
+          .set({ visibility: 'global', allowed_groups: '[]' } as never)
+          .where('id', '=', librarian.id)
+          .execute();
       }
     });
 
@@ -170,7 +183,11 @@ for (const dialect of DIALECTS) {
       const manifest = readManifest(new URL('../../appinfo/info.xml', import.meta.url).pathname);
       for (const [name, matcher] of Object.entries(ROUTE_MATCHERS)) {
         for (const path of [`/${dedicatedRoute(librarian.id)}`, '/talk_bot_x']) {
-          assert.equal(manifest.routes.find((r) => matcher(r.url, path)), undefined, `${name} matches no declared route for ${path}`);
+          assert.equal(
+            manifest.routes.find((r) => matcher(r.url, path)),
+            undefined,
+            `${name} matches no declared route for ${path}`,
+          );
         }
       }
     });
@@ -187,7 +204,10 @@ for (const dialect of DIALECTS) {
       const named = await admin('POST', `/api/v1/admin/bots/${wide.id}/talk-identity`, {});
       assert.equal(named.status, 200, named.text);
       const registered = s.h.nc.talk.botByRoute(dedicatedRoute(wide.id));
-      assert.ok(registered && Buffer.byteLength(registered.name) <= 64 && registered.name.startsWith('Übungsleiter für Mathematik'), JSON.stringify(registered?.name));
+      assert.ok(
+        registered && Buffer.byteLength(registered.name) <= 64 && registered.name.startsWith('Übungsleiter für Mathematik'),
+        JSON.stringify(registered?.name),
+      );
       const personal = await s.h.application.bots.create({ displayName: 'Mine', mention: 'minebot', systemPrompt: 'p' }, 'alice');
       const refused = await admin('POST', `/api/v1/admin/bots/${personal.id}/talk-identity`, { name: 'Mine' });
       assert.equal(refused.status, 409, refused.text);

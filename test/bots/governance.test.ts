@@ -36,11 +36,28 @@ describe('governance rules', () => {
   });
 
   it('lets team moderators publish only to teams they manage whose members are all direct users (S9)', () => {
-    const mod = member({ teams: [{ id: T1, displayName: 'one', level: 4, direct: true }, { id: T2, displayName: 'two', level: 1, direct: true }] });
+    const mod = member({
+      teams: [
+        { id: T1, displayName: 'one', level: 4, direct: true },
+        { id: T2, displayName: 'two', level: 1, direct: true },
+      ],
+    });
     const direct = new Map([[T1, users('x', 'y')]]);
     const right = publishRight(mod, teams(T1), direct, { writes: false });
     assert.deepEqual([right.allowed, right.teamMembers], [true, 'direct']);
-    assert.equal(publishRight(mod, teams(T1, T2), new Map([[T1, users('x')], [T2, users('y')]]), { writes: false }).allowed, false, 'all teams');
+    assert.equal(
+      publishRight(
+        mod,
+        teams(T1, T2),
+        new Map([
+          [T1, users('x')],
+          [T2, users('y')],
+        ]),
+        { writes: false },
+      ).allowed,
+      false,
+      'all teams',
+    );
     const withGroup = new Map<string, TeamMember[] | null>([[T1, [...users('x'), { kind: 'group', id: 'g', level: 1 }]]]);
     assert.match(publishRight(mod, teams(T1), withGroup, { writes: false }).reason, /group/);
     assert.equal(publishRight(mod, teams(T1), new Map([[T1, null]]), { writes: false }).allowed, false, 'an unreadable team is not direct-only');
@@ -51,11 +68,26 @@ describe('governance rules', () => {
     const withGroup = new Map<string, TeamMember[] | null>([[T1, [...users('x'), { kind: 'group', id: 'g', level: 1 }]]]);
     const right = reviewRight(sub, teams(T1), withGroup, { writes: false, isOwner: false });
     assert.deepEqual([right.allowed, right.teamMembers], [true, 'all']);
-    const nested = new Map<string, TeamMember[] | null>([[T1, [{ kind: 'group', id: 'g', level: 1 }, { kind: 'other', id: T2, level: 1 }]]]);
+    const nested = new Map<string, TeamMember[] | null>([
+      [
+        T1,
+        [
+          { kind: 'group', id: 'g', level: 1 },
+          { kind: 'other', id: T2, level: 1 },
+        ],
+      ],
+    ]);
     assert.equal(reviewRight(sub, teams(T1), nested, { writes: false, isOwner: false }).allowed, false);
     assert.equal(reviewRight(member({ isAdmin: true }), teams(T1), nested, { writes: false, isOwner: false }).allowed, true);
-    assert.equal(reviewRight(sub, teams(T1), new Map([[T1, users('x')]]), { writes: false, isOwner: false }).allowed, false, 'a direct-only team needs its moderator');
-    assert.equal(reviewRight(member({ isAdmin: true }), { visibility: 'personal', groups: [], teams: [] }, new Map(), { writes: false, isOwner: false }).allowed, false);
+    assert.equal(
+      reviewRight(sub, teams(T1), new Map([[T1, users('x')]]), { writes: false, isOwner: false }).allowed,
+      false,
+      'a direct-only team needs its moderator',
+    );
+    assert.equal(
+      reviewRight(member({ isAdmin: true }), { visibility: 'personal', groups: [], teams: [] }, new Map(), { writes: false, isOwner: false }).allowed,
+      false,
+    );
     assert.equal(reviewRight(sub, groups('g'), new Map(), { writes: true, isOwner: true }).allowed, false, 'no self-review of write tools');
     assert.equal(reviewRight(sub, groups('g'), new Map(), { writes: true, isOwner: false }).allowed, true);
   });
@@ -93,7 +125,12 @@ for (const dialect of DIALECTS) {
       const approvedVersion = created.approvedVersionId;
       assert.ok(approvedVersion);
 
-      const edited = await w.governance.update(user('subadmin'), created.id, { systemPrompt: 'Pending prompt', temperature: 0.7, tools: [], displayName: 'Tutor 2' });
+      const edited = await w.governance.update(user('subadmin'), created.id, {
+        systemPrompt: 'Pending prompt',
+        temperature: 0.7,
+        tools: [],
+        displayName: 'Tutor 2',
+      });
       assert.equal(edited.approvalStatus, 'pending');
       assert.equal(edited.approvedVersionId, approvedVersion, 'the approved version stays');
       assert.ok(edited.pendingVersionId);
@@ -101,14 +138,25 @@ for (const dialect of DIALECTS) {
 
       const view = async (uid: string) => {
         const e = await w.resolver.effectiveBot(await w.governance.require(created.id), uid);
-        return { prompt: e.systemPrompt, tools: e.tools.map((t) => t.name), temperature: e.temperature, name: e.displayName, pending: e.pending, review: e.reviewMode };
+        return {
+          prompt: e.systemPrompt,
+          tools: e.tools.map((t) => t.name),
+          temperature: e.temperature,
+          name: e.displayName,
+          pending: e.pending,
+          review: e.reviewMode,
+        };
       };
       const approvedView = { prompt: 'Approved prompt', tools: [READ_TOOL], temperature: 0.2, name: 'Tutor', pending: false, review: false };
       const pendingView = { prompt: 'Pending prompt', tools: [], temperature: 0.7, name: 'Tutor 2', pending: true, review: false };
       assert.deepEqual(await view('student'), approvedView);
       assert.deepEqual(await view('admin'), approvedView, 'a reviewer sees the approved version until they enable the test');
       assert.deepEqual(await view('subadmin'), pendingView, 'the owner talks to the pending version');
-      assert.equal((await w.access.canUse(await w.governance.require(created.id), { kind: 'user', uid: 'student' })).allowed, true, 'the live scope keeps serving');
+      assert.equal(
+        (await w.access.canUse(await w.governance.require(created.id), { kind: 'user', uid: 'student' })).allowed,
+        true,
+        'the live scope keeps serving',
+      );
 
       await w.governance.enableTest(user('admin'), created.id);
       assert.deepEqual(await view('admin'), { ...pendingView, review: true }, 'the tester gets the pending version, in review mode');
@@ -133,23 +181,40 @@ for (const dialect of DIALECTS) {
       assert.equal(rejected.approvalStatus, 'approved');
       assert.equal(rejected.rejectionReason, 'Too vague');
       assert.equal(rejected.pendingVersionId, null);
-      const gone = await w.tdb.db.selectFrom('bot_versions').select('id').where('id', '=', again.pendingVersionId ?? -1).execute();
+      const gone = await w.tdb.db
+        .selectFrom('bot_versions')
+        .select('id')
+        .where('id', '=', again.pendingVersionId ?? -1)
+        .execute();
       assert.equal(gone.length, 0, 'the rejected version is discarded');
       assert.equal((await view('subadmin')).prompt, 'Pending prompt', 'the owner is back on the approved version');
     });
 
     it('refuses to approve what changed after the reviewer looked at it', async () => {
-      const made = await w.governance.create(user('owner'), { displayName: 'Race', mention: freshMention('race'), visibility: 'groups', allowedGroups: [GROUP] });
+      const made = await w.governance.create(user('owner'), {
+        displayName: 'Race',
+        mention: freshMention('race'),
+        visibility: 'groups',
+        allowedGroups: [GROUP],
+      });
       await w.governance.submit(user('owner'), made.id, { reason: 'Class use' });
       const seen = await w.governance.require(made.id);
       await w.governance.update(user('owner'), made.id, { systemPrompt: 'Sneaky' });
-      await assert.rejects(w.governance.approve(user('admin'), made.id, { revision: seen.updatedAt }), (e: unknown) => e instanceof GovernanceError && e.status === 409);
+      await assert.rejects(
+        w.governance.approve(user('admin'), made.id, { revision: seen.updatedAt }),
+        (e: unknown) => e instanceof GovernanceError && e.status === 409,
+      );
       const fresh = await w.governance.require(made.id);
       assert.equal((await w.governance.approve(user('admin'), made.id, { revision: fresh.updatedAt })).approvalStatus, 'approved');
     });
 
     it('sends a team that contains a group to review by its sub-admin, and serves team members by how they joined (S9)', async () => {
-      const mixed = await w.governance.create(user('teammod'), { displayName: 'Mixed', mention: freshMention('mixed'), visibility: 'teams', allowedTeams: [w.mixedTeamId] });
+      const mixed = await w.governance.create(user('teammod'), {
+        displayName: 'Mixed',
+        mention: freshMention('mixed'),
+        visibility: 'teams',
+        allowedTeams: [w.mixedTeamId],
+      });
       assert.equal(mixed.approvalStatus, 'draft', 'the moderator of a team with a whole group in it cannot publish alone');
       await w.governance.submit(user('teammod'), mixed.id, { reason: 'For the team' });
       await assert.rejects(w.governance.approve(user('teammod'), mixed.id), (e: unknown) => e instanceof GovernanceError && e.status === 403);
@@ -159,7 +224,12 @@ for (const dialect of DIALECTS) {
       assert.equal((await w.access.canUse(approved, { kind: 'user', uid: 'student' })).allowed, true, 'members through the reviewed group');
 
       // Published by the moderator of a direct-only team: a group added later does not widen it.
-      const direct = await w.governance.create(user('teammod'), { displayName: 'Direct', mention: freshMention('direct'), visibility: 'teams', allowedTeams: [w.teamId] });
+      const direct = await w.governance.create(user('teammod'), {
+        displayName: 'Direct',
+        mention: freshMention('direct'),
+        visibility: 'teams',
+        allowedTeams: [w.teamId],
+      });
       assert.equal(direct.approvalStatus, 'approved');
       assert.equal(direct.teamMembers, 'direct');
       const groupMember = w.teams.addMember(w.teamId, { userId: GROUP, type: 'group' });
@@ -167,7 +237,12 @@ for (const dialect of DIALECTS) {
       try {
         assert.equal((await w.access.canUse(direct, { kind: 'user', uid: 'subadmin' })).allowed, false, 'only in the team through the group');
         assert.equal((await w.access.canUse(direct, { kind: 'user', uid: 'student' })).allowed, true, 'a direct member');
-        const later = await w.governance.create(user('teammod'), { displayName: 'Later', mention: freshMention('later'), visibility: 'teams', allowedTeams: [w.teamId] });
+        const later = await w.governance.create(user('teammod'), {
+          displayName: 'Later',
+          mention: freshMention('later'),
+          visibility: 'teams',
+          allowedTeams: [w.teamId],
+        });
         assert.equal(later.approvalStatus, 'draft', 'now the team needs a review');
       } finally {
         const team = w.teams.team(w.teamId);
@@ -177,26 +252,59 @@ for (const dialect of DIALECTS) {
     });
 
     it('never publishes bots with tools that change data without a review by someone else', async () => {
-      const mod = await w.governance.create(user('teammod'), { displayName: 'Mailer', mention: freshMention('mail'), visibility: 'teams', allowedTeams: [w.teamId], tools: [{ name: WRITE_TOOL }] });
+      const mod = await w.governance.create(user('teammod'), {
+        displayName: 'Mailer',
+        mention: freshMention('mail'),
+        visibility: 'teams',
+        allowedTeams: [w.teamId],
+        tools: [{ name: WRITE_TOOL }],
+      });
       assert.equal(mod.approvalStatus, 'draft');
-      const sub = await w.governance.create(user('subadmin'), { displayName: 'Mailer', mention: freshMention('mail'), visibility: 'groups', allowedGroups: [GROUP], tools: [{ name: READ_TOOL }, { name: WRITE_TOOL }] });
+      const sub = await w.governance.create(user('subadmin'), {
+        displayName: 'Mailer',
+        mention: freshMention('mail'),
+        visibility: 'groups',
+        allowedGroups: [GROUP],
+        tools: [{ name: READ_TOOL }, { name: WRITE_TOOL }],
+      });
       assert.equal(sub.approvalStatus, 'draft');
       await w.governance.submit(user('subadmin'), sub.id, { reason: 'Mail the class' });
       await assert.rejects(w.governance.approve(user('subadmin'), sub.id), /someone else/);
       assert.equal((await w.governance.approve(user('admin'), sub.id)).approvalStatus, 'approved');
       // Adding a write tool to a published bot goes to review as well.
-      const read = await w.governance.create(user('subadmin'), { displayName: 'Reader', mention: freshMention('read'), visibility: 'groups', allowedGroups: [GROUP], tools: [{ name: READ_TOOL }] });
+      const read = await w.governance.create(user('subadmin'), {
+        displayName: 'Reader',
+        mention: freshMention('read'),
+        visibility: 'groups',
+        allowedGroups: [GROUP],
+        tools: [{ name: READ_TOOL }],
+      });
       assert.equal(read.approvalStatus, 'approved');
       const widened = await w.governance.update(user('admin'), read.id, { tools: [{ name: WRITE_TOOL }] });
       assert.equal(widened.approvalStatus, 'approved', 'an administrator\u2019s edit is the review');
-      const admin = await w.governance.create(user('admin'), { displayName: 'Ops', mention: freshMention('ops'), visibility: 'global', tools: [{ name: WRITE_TOOL }] });
+      const admin = await w.governance.create(user('admin'), {
+        displayName: 'Ops',
+        mention: freshMention('ops'),
+        visibility: 'global',
+        tools: [{ name: WRITE_TOOL }],
+      });
       assert.equal(admin.approvalStatus, 'approved');
     });
 
     it('turns a shared bot back into a personal one directly, and questionnaire answers are kept for reviewers', async () => {
       const made = await w.governance.create(user('owner'), { displayName: 'Q', mention: freshMention('q'), visibility: 'groups', allowedGroups: [GROUP] });
-      const submitted = await w.governance.submit(user('owner'), made.id, { reason: 'Because', capabilities: 'Explains fractions', knowledgeDescription: 'None', testingNotes: 'Ask about 1/2' });
-      assert.deepEqual(submitted.questionnaire, { reason: 'Because', capabilities: 'Explains fractions', knowledgeDescription: 'None', testingNotes: 'Ask about 1/2' });
+      const submitted = await w.governance.submit(user('owner'), made.id, {
+        reason: 'Because',
+        capabilities: 'Explains fractions',
+        knowledgeDescription: 'None',
+        testingNotes: 'Ask about 1/2',
+      });
+      assert.deepEqual(submitted.questionnaire, {
+        reason: 'Because',
+        capabilities: 'Explains fractions',
+        knowledgeDescription: 'None',
+        testingNotes: 'Ask about 1/2',
+      });
       assert.ok(submitted.submittedAt);
       const queue = await w.governance.pendingFor(user('subadmin'));
       assert.ok(queue.some((v) => v.bot.id === made.id && !v.isUpdate));
@@ -208,7 +316,13 @@ for (const dialect of DIALECTS) {
     });
 
     it('switches a published bot off and on, or saves it unchanged, without a review', async () => {
-      const made = await w.governance.create(user('subadmin'), { displayName: 'Switch', mention: freshMention('sw'), visibility: 'groups', allowedGroups: [GROUP], tools: [{ name: READ_TOOL }] });
+      const made = await w.governance.create(user('subadmin'), {
+        displayName: 'Switch',
+        mention: freshMention('sw'),
+        visibility: 'groups',
+        allowedGroups: [GROUP],
+        tools: [{ name: READ_TOOL }],
+      });
       const off = await w.governance.update(user('subadmin'), made.id, { active: false });
       assert.deepEqual([off.active, off.approvalStatus, off.pendingVersionId], [false, 'approved', null]);
       assert.equal((await w.access.canUse(off, { kind: 'user', uid: 'student' })).reason, 'inactive');
@@ -217,7 +331,12 @@ for (const dialect of DIALECTS) {
     });
 
     it('politely refuses a Talk message to a bot the author may not use, without running the model', async () => {
-      const draft = await w.governance.create(user('owner'), { displayName: 'Draft', mention: freshMention('draft'), visibility: 'groups', allowedGroups: [GROUP] });
+      const draft = await w.governance.create(user('owner'), {
+        displayName: 'Draft',
+        mention: freshMention('draft'),
+        visibility: 'groups',
+        allowedGroups: [GROUP],
+      });
       const router = new MessageRouter({
         bots: new BotStore(w.tdb.db),
         access: w.access,

@@ -93,7 +93,10 @@ describe('MembershipService', () => {
       ],
     );
     const nested = await service.teamMembers(issueFromVerifiedHeader('carol'), otherId);
-    assert.deepEqual(nested?.map((m) => m.kind), ['user', 'other']);
+    assert.deepEqual(
+      nested?.map((m) => m.kind),
+      ['user', 'other'],
+    );
     assert.equal(await service.teamMembers(issueFromVerifiedHeader('carol'), teamId), null, 'a team the user cannot see');
   });
 

@@ -65,7 +65,11 @@ for (const dialect of DIALECTS) {
     after(async () => w.close());
 
     const scopeBody = (scope: Scope) =>
-      scope === 'groups' ? { visibility: 'groups', allowedGroups: [GROUP] } : scope === 'teams' ? { visibility: 'teams', allowedTeams: [w.teamId] } : { visibility: scope };
+      scope === 'groups'
+        ? { visibility: 'groups', allowedGroups: [GROUP] }
+        : scope === 'teams'
+          ? { visibility: 'teams', allowedTeams: [w.teamId] }
+          : { visibility: scope };
 
     async function create(uid: string, scope: Scope, extra: object = {}): Promise<{ status: number; body: any; text: string }> {
       return w.api(uid, 'post', '/api/v1/bots', { displayName: 'Matrix bot', mention: freshMention('m'), systemPrompt: 'P', ...scopeBody(scope), ...extra });
@@ -97,56 +101,68 @@ for (const dialect of DIALECTS) {
     }
 
     const outcome = (res: { status: number; body: any }) =>
-      res.status === 201 || res.status === 200 ? String(res.body.bot?.approvalStatus ?? res.status) : res.status === 400 ? `400 ${Object.keys(res.body.error.details.fields).join(',')}` : String(res.status);
+      res.status === 201 || res.status === 200
+        ? String(res.body.bot?.approvalStatus ?? res.status)
+        : res.status === 400
+          ? `400 ${Object.keys(res.body.error.details.fields).join(',')}`
+          : String(res.status);
 
     it('create: who may create which scope, and whether it is published directly', async () => {
-      for (const actor of ACTORS) for (const scope of SCOPES) {
-        assert.equal(outcome(await create(UID[actor], scope)), CREATE[actor][scope], `create ${actor} × ${scope}`);
-      }
+      for (const actor of ACTORS)
+        for (const scope of SCOPES) {
+          assert.equal(outcome(await create(UID[actor], scope)), CREATE[actor][scope], `create ${actor} × ${scope}`);
+        }
     });
 
     it('publish: turning an own personal bot into a shared one publishes it or leaves a draft', async () => {
-      for (const actor of ACTORS) for (const scope of SCOPES) {
-        // Guests cannot own a bot; their attempt goes to another's bot and AppAPI gives no user.
-        const own = actor === 'guest' ? await create('owner', 'personal') : await create(UID[actor], 'personal');
-        assert.equal(own.status, 201);
-        const res = await w.api(UID[actor], 'put', `/api/v1/bots/${own.body.bot.id}`, scopeBody(scope));
-        assert.equal(outcome(res), CREATE[actor][scope], `publish ${actor} × ${scope}`);
-      }
+      for (const actor of ACTORS)
+        for (const scope of SCOPES) {
+          // Guests cannot own a bot; their attempt goes to another's bot and AppAPI gives no user.
+          const own = actor === 'guest' ? await create('owner', 'personal') : await create(UID[actor], 'personal');
+          assert.equal(own.status, 201);
+          const res = await w.api(UID[actor], 'put', `/api/v1/bots/${own.body.bot.id}`, scopeBody(scope));
+          assert.equal(outcome(res), CREATE[actor][scope], `publish ${actor} × ${scope}`);
+        }
     });
 
     it('submit: only drafts go to review', async () => {
-      for (const actor of ACTORS) for (const scope of SCOPES) {
-        let cell: string;
-        if (actor === 'guest') {
-          const other = await othersBot(scope === 'global' ? 'personal' : scope, 'published');
-          cell = String((await w.api('', 'post', `/api/v1/bots/${other}/submit`, { reason: 'x' })).status);
-        } else {
-          const made = await create(UID[actor], scope);
-          if (made.status !== 201) cell = 'no such bot';
-          else {
-            const res = await w.api(UID[actor], 'post', `/api/v1/bots/${made.body.bot.id}/submit`, { reason: 'Please', capabilities: 'Answers', testingNotes: 'Ask it' });
-            cell = res.status === 200 ? res.body.bot.approvalStatus : String(res.status);
+      for (const actor of ACTORS)
+        for (const scope of SCOPES) {
+          let cell: string;
+          if (actor === 'guest') {
+            const other = await othersBot(scope === 'global' ? 'personal' : scope, 'published');
+            cell = String((await w.api('', 'post', `/api/v1/bots/${other}/submit`, { reason: 'x' })).status);
+          } else {
+            const made = await create(UID[actor], scope);
+            if (made.status !== 201) cell = 'no such bot';
+            else {
+              const res = await w.api(UID[actor], 'post', `/api/v1/bots/${made.body.bot.id}/submit`, {
+                reason: 'Please',
+                capabilities: 'Answers',
+                testingNotes: 'Ask it',
+              });
+              cell = res.status === 200 ? res.body.bot.approvalStatus : String(res.status);
+            }
           }
+          assert.equal(cell, SUBMIT[actor][scope], `submit ${actor} × ${scope}`);
         }
-        assert.equal(cell, SUBMIT[actor][scope], `submit ${actor} × ${scope}`);
-      }
     });
 
     for (const action of ['approve', 'reject'] as const) {
       it(`${action}: the reviewer must hold the submission's target scope`, async () => {
-        for (const actor of ACTORS) for (const scope of SCOPES) {
-          const id = await othersBot(scope, 'pending');
-          const res = await w.api(UID[actor], 'post', `/api/v1/bots/${id}/${action}`, action === 'reject' ? { reason: 'Not yet' } : {});
-          assert.equal(String(res.status), REVIEW[actor][scope], `${action} ${actor} × ${scope}: ${res.text}`);
-          const after = await w.governance.require(id);
-          if (res.status === 200) {
-            if (action === 'approve') assert.equal(after.approvalStatus, 'approved');
-            else assert.equal(after.rejectionReason, 'Not yet');
-          } else if (scope !== 'personal') {
-            assert.equal(after.approvalStatus, 'pending', 'a refused review changes nothing');
+        for (const actor of ACTORS)
+          for (const scope of SCOPES) {
+            const id = await othersBot(scope, 'pending');
+            const res = await w.api(UID[actor], 'post', `/api/v1/bots/${id}/${action}`, action === 'reject' ? { reason: 'Not yet' } : {});
+            assert.equal(String(res.status), REVIEW[actor][scope], `${action} ${actor} × ${scope}: ${res.text}`);
+            const after = await w.governance.require(id);
+            if (res.status === 200) {
+              if (action === 'approve') assert.equal(after.approvalStatus, 'approved');
+              else assert.equal(after.rejectionReason, 'Not yet');
+            } else if (scope !== 'personal') {
+              assert.equal(after.approvalStatus, 'pending', 'a refused review changes nothing');
+            }
           }
-        }
       });
     }
 
@@ -157,14 +173,20 @@ for (const dialect of DIALECTS) {
         teams: await othersBot('teams', 'published'),
         global: await othersBot('global', 'published'),
       };
-      for (const actor of ACTORS) for (const scope of SCOPES) {
-        const bot = await w.governance.require(bots[scope]);
-        const who: BotActor = actor === 'guest' ? { kind: 'guest', uid: 'guests/5f0c' } : { kind: 'user', uid: UID[actor] };
-        const decision = await w.access.canUse(bot, who);
-        assert.equal(decision.allowed ? 'allowed' : 'refused', USE[actor][scope], `use ${actor} × ${scope} (${decision.reason})`);
-      }
+      for (const actor of ACTORS)
+        for (const scope of SCOPES) {
+          const bot = await w.governance.require(bots[scope]);
+          const who: BotActor = actor === 'guest' ? { kind: 'guest', uid: 'guests/5f0c' } : { kind: 'user', uid: UID[actor] };
+          const decision = await w.access.canUse(bot, who);
+          assert.equal(decision.allowed ? 'allowed' : 'refused', USE[actor][scope], `use ${actor} × ${scope} (${decision.reason})`);
+        }
       // A guest only gets a global bot whose "guests allowed" switch is on, and then without user tools (S4).
-      const open = await w.api('admin', 'post', '/api/v1/bots', { displayName: 'Open', mention: freshMention('open'), visibility: 'global', guestsAllowed: true });
+      const open = await w.api('admin', 'post', '/api/v1/bots', {
+        displayName: 'Open',
+        mention: freshMention('open'),
+        visibility: 'global',
+        guestsAllowed: true,
+      });
       const guestUse = await w.access.canUse(await w.governance.require(open.body.bot.id), { kind: 'guest', uid: 'guests/5f0c' });
       assert.deepEqual(guestUse, { allowed: true, reason: 'global', userTools: false });
       for (const kind of ['federated', 'email'] as const) {
@@ -174,12 +196,13 @@ for (const dialect of DIALECTS) {
     });
 
     it('delete: the owner, an admin, or whoever manages the scope', async () => {
-      for (const actor of ACTORS) for (const scope of SCOPES) {
-        const id = await othersBot(scope, 'published');
-        const res = await w.api(UID[actor], 'delete', `/api/v1/bots/${id}`);
-        assert.equal(String(res.status), DELETE[actor][scope], `delete ${actor} × ${scope}: ${res.text}`);
-        assert.equal((await w.governance.get(id)) === null, res.status === 200, 'deleted exactly when allowed');
-      }
+      for (const actor of ACTORS)
+        for (const scope of SCOPES) {
+          const id = await othersBot(scope, 'published');
+          const res = await w.api(UID[actor], 'delete', `/api/v1/bots/${id}`);
+          assert.equal(String(res.status), DELETE[actor][scope], `delete ${actor} × ${scope}: ${res.text}`);
+          assert.equal((await w.governance.get(id)) === null, res.status === 200, 'deleted exactly when allowed');
+        }
       const mine = await create('student', 'groups');
       assert.equal((await w.api('student', 'delete', `/api/v1/bots/${mine.body.bot.id}`)).status, 200, 'owners delete their own bots');
     });

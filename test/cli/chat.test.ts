@@ -17,13 +17,19 @@ describe('make chat: a terminal conversation through the same pipeline', () => {
     s.h.nc.dav.files.putFile('alice', 'Notes/todo.md', '# Todo\n\nBuy milk.\n');
     s.h.nc.dav.files.putFile('alice', 'old.md', 'old notes');
     bot = await s.createBot({ mention: 'assistant' });
-    await s.h.application.toolAssignments.replace(bot.id, ['files_read', 'files_delete'].map((name) => ({ name, config: {} })));
+    await s.h.application.toolAssignments.replace(
+      bot.id,
+      ['files_read', 'files_delete'].map((name) => ({ name, config: {} })),
+    );
     env = { APP_ID: 'educai', APP_SECRET: TEST_SECRET, APP_VERSION, NEXTCLOUD_URL: s.h.nc.url, APP_PERSISTENT_STORAGE: s.h.tdb.dataDir, LOG_LEVEL: 'warn' };
   });
   after(async () => s.close());
 
   it('onboards, streams the chunks Talk would get, reads a file as the user, and confirms a delete with "yes <code>"', async () => {
-    const answer = ['The first paragraph of the answer is long enough to be cut on its own.\n\n', 'The second paragraph follows it, also long enough to be a message.'];
+    const answer = [
+      'The first paragraph of the answer is long enough to be cut on its own.\n\n',
+      'The second paragraph follows it, also long enough to be a message.',
+    ];
     // The same scripted answer in a Talk room, for what Talk would show.
     const token = s.groupRoom();
     await s.onboard(token, bot, 'A');
@@ -31,7 +37,10 @@ describe('make chat: a terminal conversation through the same pipeline', () => {
     s.llm.enqueue({ text: answer });
     await s.say(token, 'alice', '@assistant tell me two things');
     await s.idle();
-    const inTalk = s.bot(token).slice(before).map((m) => m.message);
+    const inTalk = s
+      .bot(token)
+      .slice(before)
+      .map((m) => m.message);
     assert.equal(inTalk.length, 2, inTalk.join(' | '));
 
     const chat = new ChatSession(['--bot', 'assistant', '--user', 'alice'], env);
@@ -66,7 +75,11 @@ describe('make chat: a terminal conversation through the same pipeline', () => {
     assert.equal(s.h.nc.botMessages.length, postedBefore, 'nothing was posted to Talk');
     const left = await s.h.application.database.db.selectFrom('room_states').select('room_token').where('room_token', 'like', 'terminal%').execute();
     assert.deepEqual(left, [], "the session's room leaves no onboarding state behind");
-    const memory = await s.h.application.database.db.selectFrom('conversation_messages').select('room_token').where('room_token', 'like', 'terminal%').execute();
+    const memory = await s.h.application.database.db
+      .selectFrom('conversation_messages')
+      .select('room_token')
+      .where('room_token', 'like', 'terminal%')
+      .execute();
     assert.deepEqual(memory, [], 'nor memory');
   });
 

@@ -50,7 +50,14 @@ describe('start-up on a busy port', () => {
   });
 
   it('the ExApp itself exits with the same one line instead of an EADDRINUSE stack trace', async () => {
-    const r = await run('lib/main.ts', { APP_PORT: String(port), APP_ID: 'educai', APP_VERSION: '0.1.0', APP_SECRET: 'start-up-test-secret-0123456789', NEXTCLOUD_URL: 'http://127.0.0.1:9', APP_PERSISTENT_STORAGE: data });
+    const r = await run('lib/main.ts', {
+      APP_PORT: String(port),
+      APP_ID: 'educai',
+      APP_VERSION: '0.1.0',
+      APP_SECRET: 'start-up-test-secret-0123456789',
+      NEXTCLOUD_URL: 'http://127.0.0.1:9',
+      APP_PERSISTENT_STORAGE: data,
+    });
     assert.equal(r.code, 1);
     assert.doesNotMatch(r.stderr, /at .*node:net|Unhandled 'error'/);
     assert.match(r.stderr, new RegExp(`^educai: port ${port} on 127\\.0\\.0\\.1 is already in use.*APP_PORT[^\\n]*\\n$`));
@@ -67,7 +74,16 @@ describe('a slow sender', () => {
     port = await freePort();
     child = spawn(process.execPath, ['lib/main.ts'], {
       cwd: root,
-      env: { PATH: process.env.PATH ?? '', APP_PORT: String(port), APP_ID: 'educai', APP_VERSION: '0.1.0', APP_SECRET: 'start-up-test-secret-0123456789', NEXTCLOUD_URL: 'http://127.0.0.1:9', APP_PERSISTENT_STORAGE: data, LOG_LEVEL: 'warn' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        APP_PORT: String(port),
+        APP_ID: 'educai',
+        APP_VERSION: '0.1.0',
+        APP_SECRET: 'start-up-test-secret-0123456789',
+        NEXTCLOUD_URL: 'http://127.0.0.1:9',
+        APP_PERSISTENT_STORAGE: data,
+        LOG_LEVEL: 'warn',
+      },
       stdio: 'ignore',
     });
     await waitFor(async () => (await fetch(`http://127.0.0.1:${port}/heartbeat`).catch(() => null))?.ok === true, 'the ExApp to listen', 60_000);

@@ -28,7 +28,7 @@ describe('TerminalTalk', () => {
     assert.notEqual(other.messageId, event.messageId);
   });
 
-  it("gives its own room as a one-to-one room of the user and asks Talk about real ones", async () => {
+  it('gives its own room as a one-to-one room of the user and asks Talk about real ones', async () => {
     const asked: string[] = [];
     const talkRooms = { forUser: async (_user: unknown, token: string) => (asked.push(token), null) } as unknown as RoomInfo;
     const virtual = new TerminalTalk({ uid: 'alice', roomToken: null, print: () => undefined });

@@ -42,7 +42,10 @@ describe('configuration', () => {
       [{ ...base, EDUCAI_PROCESSING_NICE: '-5' }, /EDUCAI_PROCESSING_NICE must be between 0 and 19/],
     ];
     for (const [env, re] of cases) {
-      assert.throws(() => loadConfig(env), (err: unknown) => err instanceof ConfigError && re.test((err as Error).message) && !(err as Error).message.includes('\n'));
+      assert.throws(
+        () => loadConfig(env),
+        (err: unknown) => err instanceof ConfigError && re.test((err as Error).message) && !(err as Error).message.includes('\n'),
+      );
     }
     const { APP_SECRET: _omit, ...withoutSecret } = base;
     assert.throws(() => loadConfig(withoutSecret), /APP_SECRET is required/);

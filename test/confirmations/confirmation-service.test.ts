@@ -32,11 +32,19 @@ for (const dialect of DIALECTS) {
     let messageId = 1000;
 
     const bots = {
-      get: async (id: string) => (id === 'bot-1' ? { mention: 'tutor', displayName: 'Tutor' } : id === 'bot-2' ? { mention: 'helper', displayName: 'Helper' } : null),
-      activeMentions: async () => new Map([['tutor', 'bot-1'], ['helper', 'bot-2']]),
+      get: async (id: string) =>
+        id === 'bot-1' ? { mention: 'tutor', displayName: 'Tutor' } : id === 'bot-2' ? { mention: 'helper', displayName: 'Helper' } : null,
+      activeMentions: async () =>
+        new Map([
+          ['tutor', 'bot-1'],
+          ['helper', 'bot-2'],
+        ]),
     };
 
-    function build(authorize?: ConstructorParameters<typeof ConfirmationService>[0]['authorize'], sealer: Vault | null = new Vault(tdb.db, randomBytes(32))): { service: ConfirmationService; provider: FirstPartyToolProvider } {
+    function build(
+      authorize?: ConstructorParameters<typeof ConfirmationService>[0]['authorize'],
+      sealer: Vault | null = new Vault(tdb.db, randomBytes(32)),
+    ): { service: ConfirmationService; provider: FirstPartyToolProvider } {
       const s = new ConfirmationService({
         db: tdb.db,
         sealer,
@@ -50,7 +58,12 @@ for (const dialect of DIALECTS) {
         isOwnReferenceId: (id) => isOwnReferenceId(SALT, id),
         ...(authorize ? { authorize } : {}),
       });
-      const p = new FirstPartyToolProvider({ nextcloud: client, confirmations: s, capabilities: new CapabilityProbe(client, { now: () => clock }), now: () => clock });
+      const p = new FirstPartyToolProvider({
+        nextcloud: client,
+        confirmations: s,
+        capabilities: new CapabilityProbe(client, { now: () => clock }),
+        now: () => clock,
+      });
       s.registerExecutor(p);
       return { service: s, provider: p };
     }
@@ -59,7 +72,18 @@ for (const dialect of DIALECTS) {
       return createInvocationContext({ user: issueFromConfirmedTalkAuthor(uid), actorKind: 'user', botId, roomToken: room, messageId: String(++messageId) });
     }
 
-    function message(raw: string, opts: { uid?: string; room?: string; kind?: ParsedMessage['kind']; edited?: boolean; referenceId?: string | null; attachments?: Attachment[]; actor?: string } = {}): ParsedMessage {
+    function message(
+      raw: string,
+      opts: {
+        uid?: string;
+        room?: string;
+        kind?: ParsedMessage['kind'];
+        edited?: boolean;
+        referenceId?: string | null;
+        attachments?: Attachment[];
+        actor?: string;
+      } = {},
+    ): ParsedMessage {
       const actor = opts.actor ?? `users/${opts.uid ?? 'alice'}`;
       return {
         messageId: String(++messageId),
@@ -189,7 +213,11 @@ for (const dialect of DIALECTS) {
       const create = nc.calls.filter((c) => c.method === 'POST' && c.path.endsWith('/files_sharing/api/v1/shares')).at(-1);
       assert.ok(create?.body.includes(password), 'Nextcloud received the password');
       assert.equal(create?.user, 'alice');
-      const after = await tdb.db.selectFrom('pending_confirmations').select(['sealed_secrets', 'status']).where('id', '=', row?.id ?? '').executeTakeFirstOrThrow();
+      const after = await tdb.db
+        .selectFrom('pending_confirmations')
+        .select(['sealed_secrets', 'status'])
+        .where('id', '=', row?.id ?? '')
+        .executeTakeFirstOrThrow();
       assert.equal(after.status, 'done');
       assert.equal(after.sealed_secrets, null, 'the sealed password is gone once used');
     });
@@ -198,12 +226,22 @@ for (const dialect of DIALECTS) {
       nc.dav.files.putFile('alice', 'public/a.txt', 'a');
       await provider.executeTool('sharing_create_public_link', { path: 'public/a.txt', password: 'first-secret-1' }, {}, ctx());
       await requestDelete('public/b.txt');
-      const superseded = await tdb.db.selectFrom('pending_confirmations').select(['sealed_secrets', 'status']).where('tool_name', '=', 'sharing_create_public_link').where('status', '=', 'superseded').execute();
+      const superseded = await tdb.db
+        .selectFrom('pending_confirmations')
+        .select(['sealed_secrets', 'status'])
+        .where('tool_name', '=', 'sharing_create_public_link')
+        .where('status', '=', 'superseded')
+        .execute();
       assert.equal(superseded.length, 1);
       assert.equal(superseded[0]?.sealed_secrets, null);
       await provider.executeTool('sharing_create_public_link', { path: 'public/a.txt', password: 'second-secret-2' }, {}, ctx());
       assert.equal((await reply('@tutor no')).handled, true);
-      const cancelled = await tdb.db.selectFrom('pending_confirmations').select('sealed_secrets').where('status', '=', 'cancelled').where('tool_name', '=', 'sharing_create_public_link').executeTakeFirstOrThrow();
+      const cancelled = await tdb.db
+        .selectFrom('pending_confirmations')
+        .select('sealed_secrets')
+        .where('status', '=', 'cancelled')
+        .where('tool_name', '=', 'sharing_create_public_link')
+        .executeTakeFirstOrThrow();
       assert.equal(cancelled.sealed_secrets, null);
 
       ({ service, provider } = build(undefined, null));
@@ -302,13 +340,25 @@ for (const dialect of DIALECTS) {
       assert.equal(now.handled && now.status, 'executed');
       assert.equal(nc.dav.files.read('alice', 'a/second.txt'), null);
       const pendingHere = () =>
-        tdb.db.selectFrom('pending_confirmations').selectAll().where('user_uid', '=', 'alice').where('room_token', '=', 'room-a').where('bot_id', '=', 'bot-1').where('status', '=', 'pending').execute();
+        tdb.db
+          .selectFrom('pending_confirmations')
+          .selectAll()
+          .where('user_uid', '=', 'alice')
+          .where('room_token', '=', 'room-a')
+          .where('bot_id', '=', 'bot-1')
+          .where('status', '=', 'pending')
+          .execute();
       assert.equal((await pendingHere()).length, 0);
       await requestDelete('a/third.txt');
       const [row] = await pendingHere();
       assert.ok(row);
       // The database itself refuses a second pending row for the same (user, bot, room).
-      await assert.rejects(() => tdb.db.insertInto('pending_confirmations').values({ ...row, id: 'duplicate-pending-row', code: '0000' }).execute());
+      await assert.rejects(() =>
+        tdb.db
+          .insertInto('pending_confirmations')
+          .values({ ...row, id: 'duplicate-pending-row', code: '0000' })
+          .execute(),
+      );
     });
 
     it('two concurrent replies with the code run the action once', async () => {
@@ -332,7 +382,13 @@ for (const dialect of DIALECTS) {
       const dying = crashed.handleReply(m, { author: issueFromConfirmedTalkAuthor('alice'), deliveredType: 'Create' });
       // Wait until the first process has consumed it (a fixed delay races on a loaded machine).
       for (let i = 0; i < 200; i++) {
-        const row = await tdb.db.selectFrom('pending_confirmations').select('status').where('code', '=', code).where('user_uid', '=', 'alice').orderBy('created_at', 'desc').executeTakeFirst();
+        const row = await tdb.db
+          .selectFrom('pending_confirmations')
+          .select('status')
+          .where('code', '=', code)
+          .where('user_uid', '=', 'alice')
+          .orderBy('created_at', 'desc')
+          .executeTakeFirst();
         if (row?.status === 'running') break;
         await new Promise((r) => setTimeout(r, 10));
       }
@@ -376,7 +432,8 @@ for (const dialect of DIALECTS) {
 
     it('writes the request, the notification and the replies in German within a German turn, and English outside', async () => {
       const replyText = (o: ReplyOutcome): string => (o.handled ? o.reply : '');
-      const subject = () => (nc.notifications.at(-1)?.params as { subject_params?: { rich_subject?: string; rich_message?: string } } | undefined)?.subject_params;
+      const subject = () =>
+        (nc.notifications.at(-1)?.params as { subject_params?: { rich_subject?: string; rich_message?: string } } | undefined)?.subject_params;
       // Rooms of their own: earlier tests leave pending requests in room-a.
       let room = 'room-de';
       const answer = (raw: string, opts: Parameters<typeof reply>[1] = {}) => reply(raw, { room, ...opts });
@@ -401,14 +458,23 @@ for (const dialect of DIALECTS) {
         assert.equal(first.lines[4], 'Alternativ mit 👍 auf diese Nachricht ausführen oder mit 👎 abbrechen.');
         assert.equal(first.lines.length, 5);
         assert.equal(subject()?.rich_subject, 'Bestätigung erforderlich: {action}');
-        assert.equal(subject()?.rich_message, `Zum Ausführen dem Bot in der Unterhaltung bis 09:10 UTC mit „ja ${first.code}“ antworten. Falls das nicht angefragt wurde, mit „nein“ antworten.`);
+        assert.equal(
+          subject()?.rich_message,
+          `Zum Ausführen dem Bot in der Unterhaltung bis 09:10 UTC mit „ja ${first.code}“ antworten. Falls das nicht angefragt wurde, mit „nein“ antworten.`,
+        );
 
         const wrong = first.code === '1111' ? '2222' : '1111';
         const mismatch = await answer(`@tutor ja ${wrong}`);
         assert.equal(mismatch.handled && mismatch.status, 'code-mismatch');
-        assert.equal(replyText(mismatch), 'Dieser Code passt nicht zur offenen Anfrage. Es wurde nichts ausgeführt; bitte den Code in der Bestätigungsanfrage prüfen.');
+        assert.equal(
+          replyText(mismatch),
+          'Dieser Code passt nicht zur offenen Anfrage. Es wurde nichts ausgeführt; bitte den Code in der Bestätigungsanfrage prüfen.',
+        );
         const bare = await answer('@tutor ja');
-        assert.equal(replyText(bare), 'Bisher wurde nichts ausgeführt: Zum Bestätigen mit „ja“ und dem Code aus der Bestätigungsanfrage antworten, zum Beispiel `ja 1234`.');
+        assert.equal(
+          replyText(bare),
+          'Bisher wurde nichts ausgeführt: Zum Bestätigen mit „ja“ und dem Code aus der Bestätigungsanfrage antworten, zum Beispiel `ja 1234`.',
+        );
         const bob = await answer(`@tutor ja ${first.code}`, { uid: 'bob' });
         assert.equal(replyText(bob), 'Diese Bestätigung ist für alice bestimmt; nur diese Person kann sie erteilen. Es wurde nichts ausgeführt.');
 
@@ -425,18 +491,33 @@ for (const dialect of DIALECTS) {
         const no = await answer('@tutor nein');
         assert.equal(no.handled && no.status, 'cancelled');
         assert.match(replyText(no), /^Abgebrochen\. Nicht ausgeführt: delete the file \/de\/dritte\.txt \(file id \d+\) to the trash bin\.$/);
-        assert.equal(replyText(await answer(`@tutor ja ${older.code}`)), 'Diese Anfrage wurde durch eine neuere ersetzt; nur die neueste Anfrage kann bestätigt werden.');
-        assert.equal(replyText(await answer(`@tutor ja ${newer.code}`)), 'Diese Anfrage wurde abgebrochen; es wurde nichts ausgeführt. Bei Bedarf bitte neu anfragen.');
+        assert.equal(
+          replyText(await answer(`@tutor ja ${older.code}`)),
+          'Diese Anfrage wurde durch eine neuere ersetzt; nur die neueste Anfrage kann bestätigt werden.',
+        );
+        assert.equal(
+          replyText(await answer(`@tutor ja ${newer.code}`)),
+          'Diese Anfrage wurde abgebrochen; es wurde nichts ausgeführt. Bei Bedarf bitte neu anfragen.',
+        );
 
         const late = await requestIn('de/spaet.txt');
         clock += 10 * 60_000;
-        assert.equal(replyText(await answer(`@tutor ja ${late.code}`)), 'Diese Bestätigung ist abgelaufen; es wurde nichts ausgeführt. Bei Bedarf bitte neu anfragen.');
+        assert.equal(
+          replyText(await answer(`@tutor ja ${late.code}`)),
+          'Diese Bestätigung ist abgelaufen; es wurde nichts ausgeführt. Bei Bedarf bitte neu anfragen.',
+        );
 
         const denied = await requestIn('de/verboten.txt');
         const refusing = build(async () => ({ ok: false, reason: 'the bot was switched off' })).service;
-        const failed = await refusing.handleReply(message(`@tutor ja ${denied.code}`, { room }), { author: issueFromConfirmedTalkAuthor('alice'), deliveredType: 'Create' });
+        const failed = await refusing.handleReply(message(`@tutor ja ${denied.code}`, { room }), {
+          author: issueFromConfirmedTalkAuthor('alice'),
+          deliveredType: 'Create',
+        });
         assert.equal(failed.handled && failed.status, 'failed');
-        assert.match(replyText(failed), /^Nicht ausgeführt: delete the file \/de\/verboten\.txt \(file id \d+\) to the trash bin\.\nDafür fehlt inzwischen die Berechtigung: the bot was switched off$/);
+        assert.match(
+          replyText(failed),
+          /^Nicht ausgeführt: delete the file \/de\/verboten\.txt \(file id \d+\) to the trash bin\.\nDafür fehlt inzwischen die Berechtigung: the bot was switched off$/,
+        );
       });
 
       // Outside a German turn everything stays English.
@@ -445,20 +526,41 @@ for (const dialect of DIALECTS) {
       assert.equal(english.lines[0], `🔐 **Confirmation needed** (code ${english.code})`);
       assert.match(english.lines[1] ?? '', /^@tutor was asked to delete the file \/en\/file\.txt \(file id \d+\) to the trash bin\.$/);
       assert.equal(english.lines[2], 'This needs your confirmation because it means deleting a file.');
-      assert.match(english.lines[3] ?? '', new RegExp(`^Only alice can confirm it, in this conversation, within 10 minutes \\(until \\d\\d:\\d\\d UTC\\): answer \`@tutor yes ${english.code}\` to go ahead, or \`@tutor no\` to cancel\\.$`));
+      assert.match(
+        english.lines[3] ?? '',
+        new RegExp(
+          `^Only alice can confirm it, in this conversation, within 10 minutes \\(until \\d\\d:\\d\\d UTC\\): answer \`@tutor yes ${english.code}\` to go ahead, or \`@tutor no\` to cancel\\.$`,
+        ),
+      );
       assert.equal(english.lines[4], 'You can also react 👍 to this message to go ahead, or 👎 to cancel.');
       assert.equal(subject()?.rich_subject, 'Confirmation needed: {action}');
-      assert.match(subject()?.rich_message ?? '', new RegExp(`^To go ahead, answer "yes ${english.code}" to the bot in the conversation before \\d\\d:\\d\\d UTC\\. If you did not ask for this, answer "no"\\.$`));
+      assert.match(
+        subject()?.rich_message ?? '',
+        new RegExp(
+          `^To go ahead, answer "yes ${english.code}" to the bot in the conversation before \\d\\d:\\d\\d UTC\\. If you did not ask for this, answer "no"\\.$`,
+        ),
+      );
       const wrong = english.code === '1111' ? '2222' : '1111';
-      assert.equal(replyText(await answer(`@tutor ja ${wrong}`)), 'That code does not match your pending request. Nothing was done; check the code in the confirmation request.');
-      assert.equal(replyText(await answer('@tutor yes')), 'Nothing was done yet: to confirm, answer with "yes" and the code from the confirmation request, for example `yes 1234`.');
+      assert.equal(
+        replyText(await answer(`@tutor ja ${wrong}`)),
+        'That code does not match your pending request. Nothing was done; check the code in the confirmation request.',
+      );
+      assert.equal(
+        replyText(await answer('@tutor yes')),
+        'Nothing was done yet: to confirm, answer with "yes" and the code from the confirmation request, for example `yes 1234`.',
+      );
       assert.match(replyText(await answer('@tutor nein')), /^Cancelled\. Nothing was done: delete the file \/en\/file\.txt/);
     });
 
     it('the stored action is bound by its hash: a tampered row is refused', async () => {
       const code = await requestDelete('a/tamper.txt');
       nc.dav.files.putFile('alice', 'a/victim.txt', 'victim');
-      await tdb.db.updateTable('pending_confirmations').set({ args: JSON.stringify({ path: 'a/victim.txt' }) }).where('code', '=', code).where('status', '=', 'pending').execute();
+      await tdb.db
+        .updateTable('pending_confirmations')
+        .set({ args: JSON.stringify({ path: 'a/victim.txt' }) })
+        .where('code', '=', code)
+        .where('status', '=', 'pending')
+        .execute();
       const res = await reply(`@tutor yes ${code}`);
       assert.equal(res.handled && res.status, 'failed');
       assert.equal(nc.dav.files.read('alice', 'a/victim.txt'), 'victim');

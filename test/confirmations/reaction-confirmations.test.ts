@@ -48,9 +48,15 @@ for (const dialect of DIALECTS) {
         now: () => clock,
         isOneToOne: async () => false,
         // As the bot: Talk keeps the referenceId, and answers with no message id (capture step 01).
-        postToRoom: async ({ roomToken }, text, referenceId) => void nc.talk.postMessage(roomToken, { actorType: 'bots', actorId: `bot-${bot.urlHash}` }, text, { referenceId, parameters: {} }),
+        postToRoom: async ({ roomToken }, text, referenceId) =>
+          void nc.talk.postMessage(roomToken, { actorType: 'bots', actorId: `bot-${bot.urlHash}` }, text, { referenceId, parameters: {} }),
       });
-      provider = new FirstPartyToolProvider({ nextcloud: client, confirmations: service, capabilities: new CapabilityProbe(client, { now: () => clock }), now: () => clock });
+      provider = new FirstPartyToolProvider({
+        nextcloud: client,
+        confirmations: service,
+        capabilities: new CapabilityProbe(client, { now: () => clock }),
+        now: () => clock,
+      });
       service.registerExecutor(provider);
       watcher = new ReactionWatcher({
         confirmations: service,
@@ -68,7 +74,13 @@ for (const dialect of DIALECTS) {
     }
 
     function ctx(uid = 'alice', room = ROOM): InvocationContext {
-      return createInvocationContext({ user: issueFromConfirmedTalkAuthor(uid), actorKind: 'user', botId: 'bot-1', roomToken: room, messageId: String(++messageId) });
+      return createInvocationContext({
+        user: issueFromConfirmedTalkAuthor(uid),
+        actorKind: 'user',
+        botId: 'bot-1',
+        roomToken: room,
+        messageId: String(++messageId),
+      });
     }
 
     /** Asks to delete `path` (always confirmed); returns the code and the request's Talk message id. */
@@ -76,7 +88,10 @@ for (const dialect of DIALECTS) {
       nc.dav.files.putFile(c.user?.uid ?? 'alice', path, `content of ${path}`);
       const res = await provider.executeTool('files_delete', { path }, {}, c);
       assert.match(res.content.map((x) => String((x as { text?: string }).text)).join(''), /NOT DONE YET/);
-      const request = nc.talk.room(c.roomToken ?? ROOM).messages.filter((m) => m.actorType === 'bots' && m.systemMessage === '').at(-1);
+      const request = nc.talk
+        .room(c.roomToken ?? ROOM)
+        .messages.filter((m) => m.actorType === 'bots' && m.systemMessage === '')
+        .at(-1);
       assert.ok(request, 'the server posted the request as the bot');
       const code = /code (\d{4,6})/.exec(request.message)?.[1];
       assert.ok(code);
@@ -111,7 +126,9 @@ for (const dialect of DIALECTS) {
     }
 
     function reads(): Array<{ path: string; user: string | null }> {
-      return nc.calls.filter((c) => c.method === 'GET' && /\/apps\/spreed\/api\/v1\/(chat|reaction)\//.test(c.path)).map((c) => ({ path: c.path, user: c.user }));
+      return nc.calls
+        .filter((c) => c.method === 'GET' && /\/apps\/spreed\/api\/v1\/(chat|reaction)\//.test(c.path))
+        .map((c) => ({ path: c.path, user: c.user }));
     }
 
     function botReactions(requestId: number): string[] {
@@ -128,7 +145,15 @@ for (const dialect of DIALECTS) {
       client = new NextcloudClient({ baseUrl: nc.url, appId: APP_ID, appVersion: '1.0.0', appSecret: APP_SECRET });
       bot = nc.talk.installBot({ route: 'talk_bot', name: 'Talk AI', description: 'test', secret: 'b'.repeat(64), baseUrl: nc.url });
       for (const token of [ROOM, OTHER_ROOM]) {
-        nc.talk.createRoom({ token, name: token, type: 2, participants: [{ actorId: 'alice', participantType: 1 }, { actorId: 'bob', participantType: 3 }] });
+        nc.talk.createRoom({
+          token,
+          name: token,
+          type: 2,
+          participants: [
+            { actorId: 'alice', participantType: 1 },
+            { actorId: 'bob', participantType: 3 },
+          ],
+        });
         nc.talk.enableBotInRoom(token, 'talk_bot');
       }
     });
@@ -238,7 +263,12 @@ for (const dialect of DIALECTS) {
       assert.equal(reads().length, r0, 'no read after expiry');
       assert.equal(nc.dav.files.read('alice', 'r/five.txt'), 'content of r/five.txt');
       // Even if a read raced the expiry, the consume refuses it.
-      const late = await service.handleReaction((await tdb.db.selectFrom('pending_confirmations').select('id').executeTakeFirstOrThrow()).id, issueFromConfirmedTalkAuthor('alice'), 'yes', String(requestId));
+      const late = await service.handleReaction(
+        (await tdb.db.selectFrom('pending_confirmations').select('id').executeTakeFirstOrThrow()).id,
+        issueFromConfirmedTalkAuthor('alice'),
+        'yes',
+        String(requestId),
+      );
       assert.equal(late.handled, false);
       assert.equal(nc.dav.files.read('alice', 'r/five.txt'), 'content of r/five.txt');
     });
@@ -249,7 +279,10 @@ for (const dialect of DIALECTS) {
       await react('alice', requestId, '👍');
       clock += 5_000;
       const d0 = deletes();
-      const [, typed] = await Promise.all([watcher.tick(), service.handleReply(yes(code), { author: issueFromConfirmedTalkAuthor('alice'), deliveredType: 'Create' })]);
+      const [, typed] = await Promise.all([
+        watcher.tick(),
+        service.handleReply(yes(code), { author: issueFromConfirmedTalkAuthor('alice'), deliveredType: 'Create' }),
+      ]);
       await watcher.idle();
       assert.equal(deletes(), d0 + 1, 'exactly once');
       assert.equal(typed.handled, true);
@@ -344,7 +377,25 @@ describe('requesterAnswer', () => {
     const guestAlice = { actorType: 'guests', actorId: 'alice' };
     assert.equal(requesterAnswer(new Map([['👍', [bob, guestAlice]]]), 'alice'), null);
     assert.equal(requesterAnswer(new Map([['👍🏿', [alice]]]), 'alice'), 'yes');
-    assert.equal(requesterAnswer(new Map([['👎', [alice]], ['❤️', [alice]]]), 'alice'), 'no');
-    assert.equal(requesterAnswer(new Map([['👎', [alice]], ['👍', [alice]]]), 'alice'), null);
+    assert.equal(
+      requesterAnswer(
+        new Map([
+          ['👎', [alice]],
+          ['❤️', [alice]],
+        ]),
+        'alice',
+      ),
+      'no',
+    );
+    assert.equal(
+      requesterAnswer(
+        new Map([
+          ['👎', [alice]],
+          ['👍', [alice]],
+        ]),
+        'alice',
+      ),
+      null,
+    );
   });
 });

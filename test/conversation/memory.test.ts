@@ -24,7 +24,7 @@ describe('estimateTokens', () => {
 for (const dialect of DIALECTS) {
   describe(`ConversationMemory on ${dialect}`, () => {
     let tdb: TestDatabase;
-    let now = 1_700_000_000_000;
+    const now = 1_700_000_000_000;
     let memory: ConversationMemory;
 
     before(async () => {
@@ -90,7 +90,10 @@ for (const dialect of DIALECTS) {
       const row = await tdb.db.selectFrom('conversation_messages').selectAll().where('room_token', '=', room).executeTakeFirstOrThrow();
       assert.equal(row.thread_id, '');
       assert.equal(row.invoker_uid, '');
-      assert.deepEqual((await memory.load({ botId: 'b1', roomToken: room, threadId: '', invokerUid: '' })).map((m) => m.content), ['hello']);
+      assert.deepEqual(
+        (await memory.load({ botId: 'b1', roomToken: room, threadId: '', invokerUid: '' })).map((m) => m.content),
+        ['hello'],
+      );
     });
 
     it('loads at most the 50 newest rows', async () => {
@@ -113,7 +116,10 @@ for (const dialect of DIALECTS) {
       await memory.append(entry(scope, 'assistant', 'z'.repeat(40))); // 10 tokens
       await memory.append(entry(scope, 'user', 'now'.repeat(10))); // 8 tokens
       const within = await memory.load(scope, 50);
-      assert.deepEqual(within.map((m) => m.content), ['y'.repeat(40), 'z'.repeat(40), 'now'.repeat(10)]);
+      assert.deepEqual(
+        within.map((m) => m.content),
+        ['y'.repeat(40), 'z'.repeat(40), 'now'.repeat(10)],
+      );
       const all = await memory.load(scope, 130);
       assert.equal(all.length, 5);
       const exact = await memory.load(scope, 8 + 10 + 10 + 100);
@@ -124,12 +130,24 @@ for (const dialect of DIALECTS) {
       const scope: MemoryScope = { botId: 'b1', roomToken: freshRoom(), threadId: null, invokerUid: null };
       await memory.append(entry(scope, 'assistant', 'short'));
       await memory.append(entry(scope, 'user', 'q'.repeat(4000)));
-      assert.deepEqual((await memory.load(scope, 100)).map((m) => m.content), ['q'.repeat(4000)]);
-      assert.deepEqual((await memory.load(scope, 0)).map((m) => m.content), ['q'.repeat(4000)]);
+      assert.deepEqual(
+        (await memory.load(scope, 100)).map((m) => m.content),
+        ['q'.repeat(4000)],
+      );
+      assert.deepEqual(
+        (await memory.load(scope, 0)).map((m) => m.content),
+        ['q'.repeat(4000)],
+      );
       // An answer newer than the user message is still subject to the budget.
       await memory.append(entry(scope, 'assistant', 'a'.repeat(400)));
-      assert.deepEqual((await memory.load(scope, 1000)).map((m) => m.role), ['user']);
-      assert.deepEqual((await memory.load(scope, 1102)).map((m) => m.role), ['assistant', 'user', 'assistant']);
+      assert.deepEqual(
+        (await memory.load(scope, 1000)).map((m) => m.role),
+        ['user'],
+      );
+      assert.deepEqual(
+        (await memory.load(scope, 1102)).map((m) => m.role),
+        ['assistant', 'user', 'assistant'],
+      );
     });
 
     it('forgets a deleted Talk message in every bot, thread and invoker of that room only', async () => {
@@ -142,9 +160,15 @@ for (const dialect of DIALECTS) {
       await memory.append(entry(base, 'user', 'keep', { messageId: '101' }));
       await memory.append(entry({ ...base, roomToken: other }, 'user', 'same id elsewhere', { messageId: '100' }));
       assert.equal(await memory.forgetMessage(room, '100'), 3);
-      assert.deepEqual((await memory.load(base)).map((m) => m.content), ['keep']);
+      assert.deepEqual(
+        (await memory.load(base)).map((m) => m.content),
+        ['keep'],
+      );
       assert.deepEqual(await memory.load({ ...base, botId: 'b2', threadId: '9', invokerUid: 'alice' }), []);
-      assert.deepEqual((await memory.load({ ...base, roomToken: other })).map((m) => m.content), ['same id elsewhere']);
+      assert.deepEqual(
+        (await memory.load({ ...base, roomToken: other })).map((m) => m.content),
+        ['same id elsewhere'],
+      );
       assert.equal(await memory.forgetMessage(room, '100'), 0);
     });
 
@@ -157,7 +181,10 @@ for (const dialect of DIALECTS) {
       await memory.append(entry({ ...base, botId: 'b2' }, 'user', 'other bot'));
       assert.equal(await memory.forgetRoom('b1', room), 3);
       assert.deepEqual(await memory.load(base), []);
-      assert.deepEqual((await memory.load({ ...base, botId: 'b2' })).map((m) => m.content), ['other bot']);
+      assert.deepEqual(
+        (await memory.load({ ...base, botId: 'b2' })).map((m) => m.content),
+        ['other bot'],
+      );
     });
 
     it('prunes rows older than the retention with the injected clock', async () => {
@@ -173,11 +200,17 @@ for (const dialect of DIALECTS) {
       await aged.append(entry(scope, 'user', 'just under thirty days ago'));
       clock += 30 * DAY - 1;
       assert.equal(await aged.pruneOlderThan(30), 1, 'only the row strictly older than 30 days goes');
-      assert.deepEqual((await aged.load(scope)).map((m) => m.content), ['thirty days ago', 'just under thirty days ago']);
+      assert.deepEqual(
+        (await aged.load(scope)).map((m) => m.content),
+        ['thirty days ago', 'just under thirty days ago'],
+      );
       clock += 1;
       assert.equal(await aged.pruneOlderThan(30), 1);
       assert.equal(await aged.pruneOlderThan(30), 0);
-      assert.deepEqual((await aged.load(scope)).map((m) => m.content), ['just under thirty days ago']);
+      assert.deepEqual(
+        (await aged.load(scope)).map((m) => m.content),
+        ['just under thirty days ago'],
+      );
       await assert.rejects(aged.pruneOlderThan(-1), RangeError);
     });
 
@@ -193,7 +226,10 @@ for (const dialect of DIALECTS) {
       await memory.append(entry(personal, 'assistant', 'private answer', { messageId: null }));
       await memory.append(entry({ ...shared, roomToken: freshRoom() }, 'user', 'elsewhere', { authorUid: 'dave', messageId: '1' }));
       assert.equal(await memory.forgetUser('carol'), 4);
-      assert.deepEqual((await memory.load(shared)).map((m) => m.content), ['from dave', 'answer to dave']);
+      assert.deepEqual(
+        (await memory.load(shared)).map((m) => m.content),
+        ['from dave', 'answer to dave'],
+      );
       assert.deepEqual(await memory.load(personal), []);
       assert.equal(await memory.forgetUser(''), 0, 'the empty uid is the shared scope, not a user');
       assert.deepEqual((await memory.load(shared)).length, 2);

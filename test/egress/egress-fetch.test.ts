@@ -57,11 +57,40 @@ async function refusal(p: Promise<unknown>): Promise<EgressError> {
 describe('address policy', () => {
   test('refuses every internal range and allows public unicast', () => {
     const refused = [
-      '0.0.0.0', '0.1.2.3', '127.0.0.1', '127.255.0.9', '10.0.0.1', '172.16.5.4', '172.31.255.255', '192.168.1.1',
-      '169.254.169.254', '169.254.1.1', '100.64.0.1', '100.127.255.254', '100.100.100.200', '168.63.129.16', '224.0.0.1',
-      '255.255.255.255', '240.0.0.1', '192.0.2.1', '::', '::1', '::ffff:127.0.0.1', '::ffff:8.8.8.8', '::7f00:1',
-      '64:ff9b::7f00:1', '64:ff9b:1::a00:1', 'fc00::1', 'fd00:ec2::254', 'fe80::1', 'fec0::1', 'ff02::1', '2002:7f00:1::1',
-      '2001:0:4136:e378:8000:63bf:3fff:fdd2', '[::1]', 'fe80::1%eth0',
+      '0.0.0.0',
+      '0.1.2.3',
+      '127.0.0.1',
+      '127.255.0.9',
+      '10.0.0.1',
+      '172.16.5.4',
+      '172.31.255.255',
+      '192.168.1.1',
+      '169.254.169.254',
+      '169.254.1.1',
+      '100.64.0.1',
+      '100.127.255.254',
+      '100.100.100.200',
+      '168.63.129.16',
+      '224.0.0.1',
+      '255.255.255.255',
+      '240.0.0.1',
+      '192.0.2.1',
+      '::',
+      '::1',
+      '::ffff:127.0.0.1',
+      '::ffff:8.8.8.8',
+      '::7f00:1',
+      '64:ff9b::7f00:1',
+      '64:ff9b:1::a00:1',
+      'fc00::1',
+      'fd00:ec2::254',
+      'fe80::1',
+      'fec0::1',
+      'ff02::1',
+      '2002:7f00:1::1',
+      '2001:0:4136:e378:8000:63bf:3fff:fdd2',
+      '[::1]',
+      'fe80::1%eth0',
     ];
     for (const ip of refused) assert.equal(classifyAddress(ip).allowed, false, ip);
     for (const ip of ['8.8.8.8', '1.1.1.1', '93.184.216.34', '2606:4700:4700::1111', '172.32.0.1', '100.128.0.1']) {
@@ -260,7 +289,9 @@ describe('egress settings', () => {
     try {
       const s = new EgressSettingsService(new SettingsStore(tdb.db));
       assert.deepEqual(await s.get(), { allowList: [] });
-      assert.deepEqual(await s.update({ allowList: ['Docling.Internal', ' 10.1.0.0/16 ', 'docling.internal', ''] }), { allowList: ['docling.internal', '10.1.0.0/16'] });
+      assert.deepEqual(await s.update({ allowList: ['Docling.Internal', ' 10.1.0.0/16 ', 'docling.internal', ''] }), {
+        allowList: ['docling.internal', '10.1.0.0/16'],
+      });
       await assert.rejects(s.update({ allowList: ['10.0.0.0/99'] }), /allowList/);
       assert.deepEqual(await s.allowList(), ['docling.internal', '10.1.0.0/16']);
     } finally {

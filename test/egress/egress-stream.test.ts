@@ -35,7 +35,13 @@ describe('egress streaming request', () => {
     await new Promise<void>((r) => server.close(() => r()));
   });
 
-  const chat = (path = '/v1/chat/completions') => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"stream":true}', signal: AbortSignal.timeout(5000), path });
+  const chat = (path = '/v1/chat/completions') => ({
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: '{"stream":true}',
+    signal: AbortSignal.timeout(5000),
+    path,
+  });
 
   it('refuses a private address unless the admin allowed it, before connecting', async () => {
     const closed = createEgressFetch();

@@ -20,7 +20,8 @@ for (const dialect of DIALECTS) {
       await mcp.close();
     });
 
-    const admin = (method: string, path: string, body?: unknown) => s.h.fetch(path, { method, headers: s.h.browserHeaders('admin'), ...(body === undefined ? {} : { body }) });
+    const admin = (method: string, path: string, body?: unknown) =>
+      s.h.fetch(path, { method, headers: s.h.browserHeaders('admin'), ...(body === undefined ? {} : { body }) });
 
     it('lists models at a private address only after the admin allow-lists it, reporting "blocked" without a body', async () => {
       assert.deepEqual((await admin('GET', '/api/v1/admin/egress')).json, { allowList: [] });

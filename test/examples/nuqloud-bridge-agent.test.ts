@@ -15,7 +15,13 @@ import { startTalkScenario, waitFor, type TalkScenario } from '../helpers/talk-s
 
 const BASE = '/api/v1/admin/mcp-servers';
 const BRIDGE_TOKEN = 'bridge-agent-token-3f9c1e7a2b58d4';
-const POLICIES = { bridge_list_resources: 'read', bridge_map_resource: 'write', bridge_publish: 'confirm', bridge_send_message: 'confirm', bridge_remove_mapping: 'destructive' };
+const POLICIES = {
+  bridge_list_resources: 'read',
+  bridge_map_resource: 'write',
+  bridge_publish: 'confirm',
+  bridge_send_message: 'confirm',
+  bridge_remove_mapping: 'destructive',
+};
 
 for (const dialect of DIALECTS) {
   describe(`NuQloud bridge through an agent profile's credential on ${dialect}`, () => {
@@ -40,7 +46,10 @@ for (const dialect of DIALECTS) {
       return token;
     };
     const assign = async (config: Record<string, unknown>) => {
-      await s.h.application.toolAssignments.replace(bot.id, ['bridge_list_resources', 'bridge_publish'].map((name) => ({ name, config })));
+      await s.h.application.toolAssignments.replace(
+        bot.id,
+        ['bridge_list_resources', 'bridge_publish'].map((name) => ({ name, config })),
+      );
     };
     /** One turn calling `tool`; returns what the model read back. */
     const call = async (r: string, tool: string, args: Record<string, unknown>): Promise<string> => {
@@ -119,7 +128,13 @@ for (const dialect of DIALECTS) {
       assert.match(output, /^NOT DONE YET/);
       const request = s.bot(r).find((m) => /Confirmation needed/.test(m.message));
       const code = /\(code (\d{4,6})\)/.exec(request?.message ?? '')?.[1];
-      assert.ok(code, s.bot(r).map((m) => m.message).join(' | '));
+      assert.ok(
+        code,
+        s
+          .bot(r)
+          .map((m) => m.message)
+          .join(' | '),
+      );
       const checks = bridge.state.tokenChecks.length;
       await s.say(r, 'alice', `@nuqloud yes ${code}`);
       await s.idle();
@@ -127,13 +142,22 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(bridge.state.tokenChecks.slice(checks), [{ tool: 'bridge_publish', authorized: true }]);
       assert.equal(bridge.state.publications.at(-1)?.publishedBy, 'nuqloud-ai');
       const audit = await api('admin', 'GET', `/api/v1/admin/audit?botId=${bot.id}&tool=bridge_publish&limit=1`);
-      assert.deepEqual([audit.json.entries[0].mode, audit.json.entries[0].actingUid, audit.json.entries[0].invokerUid, audit.json.entries[0].outcome], ['agent', 'nuqloud-ai', 'alice', 'ok']);
+      assert.deepEqual(
+        [audit.json.entries[0].mode, audit.json.entries[0].actingUid, audit.json.entries[0].invokerUid, audit.json.entries[0].outcome],
+        ['agent', 'nuqloud-ai', 'alice', 'ok'],
+      );
     });
 
     it('a profile without the credential: refused, nothing reaches the bridge', async () => {
       const removed = await api('admin', 'PUT', `/api/v1/admin/agent-profiles/${profileId}`, {
-        label: 'NuQloud AI', accountUid: 'nuqloud-ai', scopeDescription: 'Publishes for the school', toolFamilies: [`mcp:${serverId}`],
-        triggerGroups: ['educai-students'], confirmGroups: ['educai-students'], enabled: true, credentials: [],
+        label: 'NuQloud AI',
+        accountUid: 'nuqloud-ai',
+        scopeDescription: 'Publishes for the school',
+        toolFamilies: [`mcp:${serverId}`],
+        triggerGroups: ['educai-students'],
+        confirmGroups: ['educai-students'],
+        enabled: true,
+        credentials: [],
       });
       assert.equal(removed.status, 200, removed.text);
       const r = await room();
@@ -144,8 +168,14 @@ for (const dialect of DIALECTS) {
       assert.equal(bridge.state.tokenChecks.length, checks);
       assert.equal(bridge.state.calls.length, calls);
       await api('admin', 'PUT', `/api/v1/admin/agent-profiles/${profileId}`, {
-        label: 'NuQloud AI', accountUid: 'nuqloud-ai', scopeDescription: 'Publishes for the school', toolFamilies: [`mcp:${serverId}`],
-        triggerGroups: ['educai-students'], confirmGroups: ['educai-students'], enabled: true, credentials: [{ name: 'bridge', value: BRIDGE_TOKEN }],
+        label: 'NuQloud AI',
+        accountUid: 'nuqloud-ai',
+        scopeDescription: 'Publishes for the school',
+        toolFamilies: [`mcp:${serverId}`],
+        triggerGroups: ['educai-students'],
+        confirmGroups: ['educai-students'],
+        enabled: true,
+        credentials: [{ name: 'bridge', value: BRIDGE_TOKEN }],
       });
     });
 
@@ -157,7 +187,11 @@ for (const dialect of DIALECTS) {
       const output = await call(r, 'bridge_list_resources', {});
       assert.deepEqual(bridge.state.tokenChecks.slice(checks), [{ tool: 'bridge_list_resources', authorized: false }]);
       assert.equal(bridge.state.calls.length, calls, 'the bridge ran nothing');
-      assert.match(output, /^ERROR: The tool server NuQloud bridge refused the request \(HTTP 401\/403\): it accepts this tool only when the bot acts through an agent profile that holds its credential/, output);
+      assert.match(
+        output,
+        /^ERROR: The tool server NuQloud bridge refused the request \(HTTP 401\/403\): it accepts this tool only when the bot acts through an agent profile that holds its credential/,
+        output,
+      );
       const audit = await api('admin', 'GET', `/api/v1/admin/audit?botId=${bot.id}&tool=bridge_list_resources&limit=1`);
       assert.deepEqual([audit.json.entries[0].mode, audit.json.entries[0].actingUid, audit.json.entries[0].outcome], ['user', 'alice', 'error']);
     });

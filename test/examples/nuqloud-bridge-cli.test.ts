@@ -14,7 +14,10 @@ describe('examples/nuqloud-bridge/server.ts as a process', () => {
   it('listens on --port, serves /health and the five tools, and reads the --config file when it appears', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'nuqloud-'));
     const configFile = join(dir, 'bridge.json');
-    const child = spawn(process.execPath, [SERVER, '--port', '0', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, BRIDGE_API_TOKEN: '' } });
+    const child = spawn(process.execPath, [SERVER, '--port', '0', '--config', configFile], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, BRIDGE_API_TOKEN: '' },
+    });
     try {
       let out = '';
       child.stdout.setEncoding('utf8');
@@ -32,8 +35,14 @@ describe('examples/nuqloud-bridge/server.ts as a process', () => {
       const connection = new McpConnection({ name: 'cli', url });
       try {
         const tools = await connection.listTools();
-        assert.deepEqual(tools.map((t) => t.name), ['bridge_list_resources', 'bridge_map_resource', 'bridge_publish', 'bridge_send_message', 'bridge_remove_mapping']);
-        assert.deepEqual(tools.filter((t) => t.meta['requiresConfirmation'] === true).map((t) => t.name), ['bridge_publish', 'bridge_send_message', 'bridge_remove_mapping']);
+        assert.deepEqual(
+          tools.map((t) => t.name),
+          ['bridge_list_resources', 'bridge_map_resource', 'bridge_publish', 'bridge_send_message', 'bridge_remove_mapping'],
+        );
+        assert.deepEqual(
+          tools.filter((t) => t.meta['requiresConfirmation'] === true).map((t) => t.name),
+          ['bridge_publish', 'bridge_send_message', 'bridge_remove_mapping'],
+        );
         const refused = await connection.callTool('bridge_list_resources', {});
         assert.equal(refused.isError, true, 'unconfigured, every call is refused');
       } finally {

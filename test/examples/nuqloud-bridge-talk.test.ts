@@ -11,7 +11,13 @@ import { codeIn, startTalkScenario, waitFor, type TalkScenario } from '../helper
 const BASE = '/api/v1/admin/mcp-servers';
 const BRIDGE_TOKEN = 'bridge-api-token-6d1e0f2a9b';
 const BRIDGE_TOOLS = ['bridge_list_resources', 'bridge_map_resource', 'bridge_publish', 'bridge_send_message', 'bridge_remove_mapping'];
-const POLICIES = { bridge_list_resources: 'read', bridge_map_resource: 'write', bridge_publish: 'confirm', bridge_send_message: 'confirm', bridge_remove_mapping: 'destructive' };
+const POLICIES = {
+  bridge_list_resources: 'read',
+  bridge_map_resource: 'write',
+  bridge_publish: 'confirm',
+  bridge_send_message: 'confirm',
+  bridge_remove_mapping: 'destructive',
+};
 
 /** The server's confirmation message names its code like this. */
 const CODE = /\(code (\d{4,6})\)/;
@@ -30,7 +36,11 @@ for (const dialect of DIALECTS) {
     async function approve(policies: Record<string, string>): Promise<void> {
       const review = await s.h.fetch(`${BASE}/${serverId}/review`, { headers: s.h.browserHeaders('admin') });
       assert.equal(review.status, 200, review.text);
-      const approved = await s.h.fetch(`${BASE}/${serverId}/approve`, { method: 'POST', headers: s.h.browserHeaders('admin'), body: { hash: review.json.review.hash, policies } });
+      const approved = await s.h.fetch(`${BASE}/${serverId}/approve`, {
+        method: 'POST',
+        headers: s.h.browserHeaders('admin'),
+        body: { hash: review.json.review.hash, policies },
+      });
       assert.equal(approved.status, 200, approved.text);
     }
 
@@ -44,7 +54,13 @@ for (const dialect of DIALECTS) {
     /** The server's confirmation request posted in `token` for `tool`. */
     function requestIn(token: string, tool: string): string {
       const request = s.bot(token).find((m) => /Confirmation needed/.test(m.message) && m.message.includes(tool));
-      assert.ok(request, `a confirmation request for ${tool} in: ${s.bot(token).map((m) => m.message).join(' | ')}`);
+      assert.ok(
+        request,
+        `a confirmation request for ${tool} in: ${s
+          .bot(token)
+          .map((m) => m.message)
+          .join(' | ')}`,
+      );
       return request.message;
     }
 
@@ -74,7 +90,10 @@ for (const dialect of DIALECTS) {
         await s.h.application.index.refresh();
         return s.h.application.index.mentions.has('nuqloud');
       }, 'the routing index knows the bot');
-      await s.h.application.toolAssignments.replace(bot.id, [...BRIDGE_TOOLS, 'files_list'].map((name) => ({ name, config: {} })));
+      await s.h.application.toolAssignments.replace(
+        bot.id,
+        [...BRIDGE_TOOLS, 'files_list'].map((name) => ({ name, config: {} })),
+      );
     });
     after(async () => {
       await s.close();
@@ -85,13 +104,19 @@ for (const dialect of DIALECTS) {
       const r = await room();
       const requestsBefore = s.llm.chatRequests().length;
       s.llm.enqueue(
-        { toolCalls: [{ id: 'p1', name: 'bridge_publish', arguments: JSON.stringify({ resourceId: 'course-101', title: 'Exam dates', body: 'Monday 9:00' }) }] },
+        {
+          toolCalls: [{ id: 'p1', name: 'bridge_publish', arguments: JSON.stringify({ resourceId: 'course-101', title: 'Exam dates', body: 'Monday 9:00' }) }],
+        },
         { text: ['I asked you to confirm the publication.'] },
       );
       await s.say(r, 'alice', '@nuqloud publish "Exam dates" to Algebra I');
       await s.idle();
       assert.deepEqual(bridge.state.publications, [], 'nothing published yet');
-      assert.equal(bridge.state.calls.some((c) => c.tool === 'bridge_publish'), false, 'the call never reached the bridge');
+      assert.equal(
+        bridge.state.calls.some((c) => c.tool === 'bridge_publish'),
+        false,
+        'the call never reached the bridge',
+      );
       const toolOutput = lastToolOutput(s.llm.chatRequests().slice(requestsBefore).at(-1)!);
       assert.match(toolOutput, /^NOT DONE YET/);
       const request = requestIn(r, 'bridge_publish');
@@ -107,13 +132,33 @@ for (const dialect of DIALECTS) {
 
       await s.say(r, 'alice', `@nuqloud yes ${code}`);
       await s.idle();
-      assert.equal(bridge.state.publications.length, 1, s.bot(r).map((m) => m.message).join(' | '));
-      assert.deepEqual(bridge.state.publications[0], { id: 'pub-1', resourceId: 'course-101', title: 'Exam dates', body: 'Monday 9:00', publishedBy: 'alice', roomToken: r });
+      assert.equal(
+        bridge.state.publications.length,
+        1,
+        s
+          .bot(r)
+          .map((m) => m.message)
+          .join(' | '),
+      );
+      assert.deepEqual(bridge.state.publications[0], {
+        id: 'pub-1',
+        resourceId: 'course-101',
+        title: 'Exam dates',
+        body: 'Monday 9:00',
+        publishedBy: 'alice',
+        roomToken: r,
+      });
       const call = bridge.state.calls.filter((c) => c.tool === 'bridge_publish');
       assert.equal(call.length, 1);
       assert.equal(call[0]!.refused, null);
       assert.deepEqual(
-        { uid: call[0]!.context?.uid, actor: call[0]!.context?.actorKind, room: call[0]!.context?.roomToken, bot: call[0]!.context?.botId, aud: call[0]!.context?.aud },
+        {
+          uid: call[0]!.context?.uid,
+          actor: call[0]!.context?.actorKind,
+          room: call[0]!.context?.roomToken,
+          bot: call[0]!.context?.botId,
+          aud: call[0]!.context?.aud,
+        },
         { uid: 'alice', actor: 'user', room: r, bot: bot.id, aud: `mcp:${serverId}` },
       );
       assert.match(s.bot(r).at(-1)!.message, /^✅ Done: run bridge_publish/);
@@ -143,7 +188,10 @@ for (const dialect of DIALECTS) {
 
       r = await room();
       const published = bridge.state.publications.length;
-      s.llm.enqueue({ toolCalls: [{ id: 'p2', name: 'bridge_publish', arguments: '{"resourceId":"course-102","title":"Lab safety"}' }] }, { text: ['Please confirm.'] });
+      s.llm.enqueue(
+        { toolCalls: [{ id: 'p2', name: 'bridge_publish', arguments: '{"resourceId":"course-102","title":"Lab safety"}' }] },
+        { text: ['Please confirm.'] },
+      );
       await s.say(r, 'alice', '@nuqloud publish "Lab safety" to Biology');
       await s.idle();
       assert.match(requestIn(r, 'bridge_publish'), /declares that bridge_publish needs your confirmation/);
@@ -153,7 +201,10 @@ for (const dialect of DIALECTS) {
 
     it('a tool that changed after the confirmation was requested: the stored call is refused', async () => {
       const r = await room();
-      s.llm.enqueue({ toolCalls: [{ id: 's1', name: 'bridge_send_message', arguments: '{"resourceId":"course-101","text":"No class tomorrow"}' }] }, { text: ['Please confirm.'] });
+      s.llm.enqueue(
+        { toolCalls: [{ id: 's1', name: 'bridge_send_message', arguments: '{"resourceId":"course-101","text":"No class tomorrow"}' }] },
+        { text: ['Please confirm.'] },
+      );
       await s.say(r, 'alice', '@nuqloud tell the Algebra class there is no class tomorrow');
       await s.idle();
       const code = codeIn(requestIn(r, 'bridge_send_message'), CODE);
@@ -161,7 +212,10 @@ for (const dialect of DIALECTS) {
       await s.say(r, 'alice', `@nuqloud yes ${code}`);
       await s.idle();
       assert.deepEqual(bridge.state.messages, []);
-      assert.equal(bridge.state.calls.some((c) => c.tool === 'bridge_send_message'), false);
+      assert.equal(
+        bridge.state.calls.some((c) => c.tool === 'bridge_send_message'),
+        false,
+      );
       assert.match(s.bot(r).at(-1)!.message, /^Not done: run bridge_send_message[\s\S]*changed on the tool server NuQloud bridge/);
     });
 
@@ -202,17 +256,32 @@ for (const dialect of DIALECTS) {
       s.h.nc.dav.files.putFile('alice', 'Notes/plan.md', '# Plan');
       s.llm.responder = () => ({ text: ['Done.'] });
       s.llm.enqueue(
-        { toolCalls: [{ id: 'f1', name: 'files_list', arguments: '{"path":"Notes"}' }, { id: 'b1', name: 'bridge_publish', arguments: '{"resourceId":"course-101","title":"x"}' }] },
+        {
+          toolCalls: [
+            { id: 'f1', name: 'files_list', arguments: '{"path":"Notes"}' },
+            { id: 'b1', name: 'bridge_publish', arguments: '{"resourceId":"course-101","title":"x"}' },
+          ],
+        },
         { text: ['Your Notes folder has plan.md; the bridge is unavailable.'] },
       );
       await s.say(next, 'alice', '@nuqloud list my notes and publish them');
       await s.idle();
       const reqs = s.llm.chatRequests().slice(before);
-      assert.deepEqual(offered(reqs[0]!).filter((n) => n.startsWith('bridge_')), [], 'no bridge tool is advertised');
+      assert.deepEqual(
+        offered(reqs[0]!).filter((n) => n.startsWith('bridge_')),
+        [],
+        'no bridge tool is advertised',
+      );
       assert.ok(offered(reqs[0]!).includes('files_list'));
       const toolMessages = ((reqs[1]!.body?.messages ?? []) as Array<{ role: string; content: string }>).filter((m) => m.role === 'tool').map((m) => m.content);
-      assert.ok(toolMessages.some((c) => /plan\.md/.test(c)), toolMessages.join(' | '));
-      assert.ok(toolMessages.some((c) => /^(ERROR: )?Tool not available/.test(c)), toolMessages.join(' | '));
+      assert.ok(
+        toolMessages.some((c) => /plan\.md/.test(c)),
+        toolMessages.join(' | '),
+      );
+      assert.ok(
+        toolMessages.some((c) => /^(ERROR: )?Tool not available/.test(c)),
+        toolMessages.join(' | '),
+      );
       assert.equal(s.bot(next).at(-1)!.message, 'Your Notes folder has plan.md; the bridge is unavailable.');
     });
   });

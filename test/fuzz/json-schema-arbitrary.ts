@@ -20,7 +20,14 @@ function stringArb(s: Schema): fc.Arbitrary<string> {
   if (s.format === 'uri' || s.format === 'url') return fc.webUrl();
   if (s.format === 'email') return fc.emailAddress();
   if (s.format === 'date-time') return fc.date({ min: new Date(0), max: new Date(4102444800000), noInvalidDate: true }).map((d) => d.toISOString());
-  return fc.string({ minLength, maxLength, unit: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz-_ 0123456789'.split('')) }, { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 1, unit: 'binary' }) }) });
+  return fc.string({
+    minLength,
+    maxLength,
+    unit: fc.oneof(
+      { weight: 4, arbitrary: fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz-_ 0123456789'.split('')) },
+      { weight: 1, arbitrary: fc.string({ minLength: 1, maxLength: 1, unit: 'binary' }) },
+    ),
+  });
 }
 
 function numberArb(s: Schema, integer: boolean): fc.Arbitrary<number> {
@@ -71,7 +78,9 @@ function objectArb(s: Schema, depth: number): fc.Arbitrary<unknown> {
   if (keys.length === 0) {
     // A record (z.record): keys from propertyNames, values from additionalProperties.
     if (s.additionalProperties && typeof s.additionalProperties === 'object') {
-      const key = s.propertyNames ? (fromSchema(s.propertyNames, depth + 1) as fc.Arbitrary<string>).filter((k) => typeof k === 'string') : stringArb({ minLength: 1, maxLength: 12 });
+      const key = s.propertyNames
+        ? (fromSchema(s.propertyNames, depth + 1) as fc.Arbitrary<string>).filter((k) => typeof k === 'string')
+        : stringArb({ minLength: 1, maxLength: 12 });
       return fc.dictionary(key, fromSchema(s.additionalProperties, depth + 1), { maxKeys: 4 });
     }
     return fc.constant({});
@@ -113,26 +122,49 @@ function applyEdit(value: unknown, path: Array<string | number>, edit: Edit): un
 /** Odd JSON values: wrong types, huge and empty strings, deep nesting, prototype keys. */
 export const oddValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),
-  fc.constantFrom('', ' ', '\u0000', '../../etc/passwd', '<script>alert(1)</script>', '%00', '\ud800', 'x'.repeat(70_000), -1, 0, 1e308, -0, 2 ** 53 + 1, true, null, [], {}, JSON.parse('{"__proto__":{"admin":true}}'), { constructor: { prototype: {} } }),
+  fc.constantFrom(
+    '',
+    ' ',
+    '\u0000',
+    '../../etc/passwd',
+    '<script>alert(1)</script>',
+    '%00',
+    '\ud800',
+    'x'.repeat(70_000),
+    -1,
+    0,
+    1e308,
+    -0,
+    2 ** 53 + 1,
+    true,
+    null,
+    [],
+    {},
+    JSON.parse('{"__proto__":{"admin":true}}'),
+    { constructor: { prototype: {} } },
+  ),
   fc.string({ unit: 'binary', maxLength: 60 }),
 );
 
 /** `value` with one place replaced by an odd value, deleted, or given an extra key. */
 export function mutated(value: unknown): fc.Arbitrary<unknown> {
   const all = paths(value);
-  return fc.tuple(fc.constantFrom(...all), fc.oneof(
-    oddValue.map((w): Edit => ({ kind: 'replace', with: w })),
-    fc.constant<Edit>({ kind: 'delete' }),
-    fc.tuple(fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('__proto__', 'constructor', 'id', 'ownerUid', 'status', 'approvedBy')), oddValue).map(([key, w]): Edit => ({ kind: 'add', key, with: w })),
-  )).map(([path, edit]) => applyEdit(value, path, edit));
+  return fc
+    .tuple(
+      fc.constantFrom(...all),
+      fc.oneof(
+        oddValue.map((w): Edit => ({ kind: 'replace', with: w })),
+        fc.constant<Edit>({ kind: 'delete' }),
+        fc
+          .tuple(fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('__proto__', 'constructor', 'id', 'ownerUid', 'status', 'approvedBy')), oddValue)
+          .map(([key, w]): Edit => ({ kind: 'add', key, with: w })),
+      ),
+    )
+    .map(([path, edit]) => applyEdit(value, path, edit));
 }
 
 /** A body for a route: mostly schema-shaped values, often broken in one place, sometimes anything at all. */
 export function bodyFor(schema: unknown): fc.Arbitrary<unknown> {
   const valid = fromSchema(schema);
-  return fc.oneof(
-    { weight: 3, arbitrary: valid },
-    { weight: 4, arbitrary: valid.chain((v) => mutated(v)) },
-    { weight: 1, arbitrary: oddValue },
-  );
+  return fc.oneof({ weight: 3, arbitrary: valid }, { weight: 4, arbitrary: valid.chain((v) => mutated(v)) }, { weight: 1, arbitrary: oddValue });
 }

@@ -75,9 +75,25 @@ const encoding: fc.Arbitrary<(json: Buffer) => { body: Buffer; headers: Record<s
   { weight: 12, arbitrary: fc.constant((b: Buffer) => ({ body: b, headers: {} })) },
   { weight: 1, arbitrary: fc.constant((b: Buffer) => ({ body: gzipSync(b), headers: { 'Content-Encoding': 'gzip' } })) },
   { weight: 1, arbitrary: fc.constant((b: Buffer) => ({ body: brotliCompressSync(b), headers: { 'Content-Encoding': 'br' } })) },
-  { weight: 1, arbitrary: fc.constantFrom('gzip', 'br', 'deflate', 'x-foo', 'gzip, br', 'identity').map((e) => (b: Buffer) => ({ body: b, headers: { 'Content-Encoding': e } })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom('gzip', 'br', 'deflate', 'x-foo', 'gzip, br', 'identity')
+      .map((e) => (b: Buffer) => ({ body: b, headers: { 'Content-Encoding': e } })),
+  },
   { weight: 1, arbitrary: fc.constant((b: Buffer) => ({ body: deflateSync(b), headers: { 'Content-Encoding': 'gzip' } })) },
-  { weight: 1, arbitrary: fc.constantFrom('text/plain', 'application/json; charset=latin1', 'application/json; charset=utf-16', 'multipart/form-data; boundary=x', 'application/x-www-form-urlencoded').map((t) => (b: Buffer) => ({ body: b, headers: { 'Content-Type': t } })) },
+  {
+    weight: 1,
+    arbitrary: fc
+      .constantFrom(
+        'text/plain',
+        'application/json; charset=latin1',
+        'application/json; charset=utf-16',
+        'multipart/form-data; boundary=x',
+        'application/x-www-form-urlencoded',
+      )
+      .map((t) => (b: Buffer) => ({ body: b, headers: { 'Content-Type': t } })),
+  },
 );
 
 /** The serialised body: JSON of the value, or now and then bytes that are not JSON at all. */
@@ -99,12 +115,20 @@ function finish(route: string, method: string, path: string, uid: string, body: 
 
 export function webhookRequests(routes: string[] = ['talk_bot']): fc.Arbitrary<FuzzRequest> {
   const captured = capturedWebhooks().map(withContentParsed);
-  const value = fc.oneof(
-    { weight: 2, arbitrary: fc.constantFrom(...captured) },
-    { weight: 6, arbitrary: fc.constantFrom(...captured).chain((c) => mutated(c)) },
-    { weight: 1, arbitrary: fc.constantFrom(...captured).chain((c) => mutated(c)).chain((c) => mutated(c)) },
-    { weight: 1, arbitrary: oddValue },
-  ).map(withContentString);
+  const value = fc
+    .oneof(
+      { weight: 2, arbitrary: fc.constantFrom(...captured) },
+      { weight: 6, arbitrary: fc.constantFrom(...captured).chain((c) => mutated(c)) },
+      {
+        weight: 1,
+        arbitrary: fc
+          .constantFrom(...captured)
+          .chain((c) => mutated(c))
+          .chain((c) => mutated(c)),
+      },
+      { weight: 1, arbitrary: oddValue },
+    )
+    .map(withContentString);
   return fc.constantFrom(...routes).chain((r) => finish(`POST /${r}`, 'POST', `/${r}`, '', serialised(value)));
 }
 
@@ -125,7 +149,14 @@ export function apiRequests(context: ApiContext, specs: RouteSpec[] = bodyRoutes
   const perRoute = specs.map((spec) => {
     const schema = z.toJSONSchema(spec.body!.schema, { io: 'input', unrepresentable: 'any' });
     const names = [...spec.path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1]!);
-    const params = fc.tuple(...names.map((n) => fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...(context.params[n]?.length ? context.params[n]! : ODD_PARAMS)) }, { weight: 1, arbitrary: fc.constantFrom(...ODD_PARAMS) })));
+    const params = fc.tuple(
+      ...names.map((n) =>
+        fc.oneof(
+          { weight: 3, arbitrary: fc.constantFrom(...(context.params[n]?.length ? context.params[n]! : ODD_PARAMS)) },
+          { weight: 1, arbitrary: fc.constantFrom(...ODD_PARAMS) },
+        ),
+      ),
+    );
     return fc.tuple(params, fc.constantFrom(...context.users)).chain(([values, uid]) => {
       let path = spec.path;
       names.forEach((n, i) => (path = path.replace(`{${n}}`, values[i]!.includes('%') ? values[i]! : encodeURIComponent(values[i]!))));
@@ -137,7 +168,12 @@ export function apiRequests(context: ApiContext, specs: RouteSpec[] = bodyRoutes
 
 /** AppAPI's headers for `uid` ('' = AppAPI itself); a user's request comes through the browser proxy. */
 export function appApiHeaders(secret: string, uid: string): Record<string, string> {
-  const base = { 'EX-APP-ID': 'educai', 'EX-APP-VERSION': '0.1.0', 'AA-VERSION': '3.2.3', 'AUTHORIZATION-APP-API': Buffer.from(`${uid}:${secret}`).toString('base64') };
+  const base = {
+    'EX-APP-ID': 'educai',
+    'EX-APP-VERSION': '0.1.0',
+    'AA-VERSION': '3.2.3',
+    'AUTHORIZATION-APP-API': Buffer.from(`${uid}:${secret}`).toString('base64'),
+  };
   return uid === '' ? base : { ...base, 'X-Origin-IP': '192.0.2.10', Cookie: 'nc_session_id=fuzz', requesttoken: 'fuzz-request-token' };
 }
 

@@ -38,7 +38,11 @@ describe('fuzzed requests (fixed seeds)', () => {
   before(async () => {
     // No Talk worker: an accepted delivery stays in the inbox, so nothing changes behind the requests' backs.
     h = await startHarness({ dialect: 'sqlite', build: { startWorker: false } });
-    const created = await h.fetch('/api/v1/bots', { method: 'POST', headers: h.browserHeaders('alice'), body: { displayName: 'Fuzz target', mention: 'fuzztarget' } });
+    const created = await h.fetch('/api/v1/bots', {
+      method: 'POST',
+      headers: h.browserHeaders('alice'),
+      body: { displayName: 'Fuzz target', mention: 'fuzztarget' },
+    });
     assert.equal(created.status, 201, created.text);
     botId = created.json.bot?.id ?? created.json.id;
     // The admin check records a verified admin once a day: done here, so that it is not taken for a refused request's write.
@@ -54,7 +58,12 @@ describe('fuzzed requests (fixed seeds)', () => {
     const answer = await send(h.url, TEST_SECRET, r);
     const problem = problemWith(answer);
     assert.equal(problem, null, `${r.route} (${r.path}) as ${r.uid || 'AppAPI'}: ${problem}`);
-    if (answer.status >= 400) assert.deepEqual(changed(beforeState, await fingerprint(h)), [], `${r.route} answered ${answer.status} but stored something: ${answer.text.slice(0, 200)}`);
+    if (answer.status >= 400)
+      assert.deepEqual(
+        changed(beforeState, await fingerprint(h)),
+        [],
+        `${r.route} answered ${answer.status} but stored something: ${answer.text.slice(0, 200)}`,
+      );
   }
 
   it('Talk deliveries built from the captured webhooks', async () => {
@@ -64,7 +73,8 @@ describe('fuzzed requests (fixed seeds)', () => {
   it('covers every /api/v1 route with a body', () => {
     const routes = bodyRoutes().map((s) => `${s.method.toUpperCase()} ${s.path}`);
     assert.ok(routes.length >= 20, routes.join(', '));
-    for (const expected of ['POST /api/v1/bots', 'PUT /api/v1/bots/{id}/tools', 'PUT /api/v1/me/settings', 'PUT /api/v1/admin/settings']) assert.ok(routes.includes(expected), expected);
+    for (const expected of ['POST /api/v1/bots', 'PUT /api/v1/bots/{id}/tools', 'PUT /api/v1/me/settings', 'PUT /api/v1/admin/settings'])
+      assert.ok(routes.includes(expected), expected);
   });
 
   it('JSON bodies for every /api/v1 route with a body, from its zod schema', async () => {

@@ -12,7 +12,11 @@ export class ChatSession {
   readonly exited: Promise<number | null>;
 
   constructor(args: string[], env: Record<string, string>) {
-    this.child = spawn(process.execPath, ['lib/cli/chat.ts', ...args], { cwd: root, env: { PATH: process.env.PATH ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, ['lib/cli/chat.ts', ...args], {
+      cwd: root,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     this.child.stdout.on('data', (d) => (this.stdout += d));
     this.child.stderr.on('data', (d) => (this.stderr += d));
     this.exited = new Promise((resolve) => this.child.on('exit', (code) => resolve(code)));
@@ -22,7 +26,11 @@ export class ChatSession {
   async say(line: string, until: RegExp, timeoutMs = 60_000): Promise<string> {
     const from = this.stdout.length;
     this.child.stdin.write(`${line}\n`);
-    await waitFor(() => until.test(this.stdout.slice(from)), `"${until.source}" after "${line}" (stdout: ${this.stdout.slice(from)} stderr: ${this.stderr.slice(-2000)})`, timeoutMs);
+    await waitFor(
+      () => until.test(this.stdout.slice(from)),
+      `"${until.source}" after "${line}" (stdout: ${this.stdout.slice(from)} stderr: ${this.stderr.slice(-2000)})`,
+      timeoutMs,
+    );
     return this.stdout.slice(from);
   }
 
@@ -40,4 +48,3 @@ export function printed(output: string): string[] {
     .slice(1)
     .map((block) => block.replace(/\n$/, '').replace(/\n {2}/g, '\n'));
 }
-

@@ -30,7 +30,6 @@ export interface TestDatabase extends DatabaseHandle {
  */
 export async function createTestDatabase(dialect: Dialect, options: { migrate?: boolean } = {}): Promise<TestDatabase> {
   const dataDir = mkdtempSync(join(tmpdir(), 'educai-test-'));
-  let handle: DatabaseHandle;
   let schema: string | undefined;
   let reopen: () => DatabaseHandle;
   if (dialect === 'sqlite') {
@@ -45,7 +44,7 @@ export async function createTestDatabase(dialect: Dialect, options: { migrate?: 
     const s = schema;
     reopen = () => openDatabase({ databaseUrl: testDatabaseUrl(), pgSchema: s, pgPoolSize: 5 });
   }
-  handle = reopen();
+  const handle = reopen();
   if (options.migrate !== false) await migrateToLatest(handle);
   return {
     ...handle,

@@ -64,13 +64,17 @@ export class ExAppProcess {
     const stdout = this.#logFile === undefined ? 'ignore' : openSync(this.#logFile, 'a');
     this.child = spawn(process.execPath, ['lib/main.ts'], { cwd: root, env: this.#env, stdio: ['ignore', stdout, 'inherit'] });
     if (typeof stdout === 'number') closeSync(stdout);
-    await waitFor(async () => {
-      try {
-        return (await fetch(`${this.url}/heartbeat`)).ok;
-      } catch {
-        return false;
-      }
-    }, 'the ExApp to start', 60_000);
+    await waitFor(
+      async () => {
+        try {
+          return (await fetch(`${this.url}/heartbeat`)).ok;
+        } catch {
+          return false;
+        }
+      },
+      'the ExApp to start',
+      60_000,
+    );
   }
 
   kill(signal: NodeJS.Signals = 'SIGKILL'): Promise<void> {

@@ -23,7 +23,10 @@ export interface Harness {
   headers(uid: string, extra?: Record<string, string>): Record<string, string>;
   /** A browser request through AppAPI's proxy (with its markers and the anti-CSRF header). */
   browserHeaders(uid: string, extra?: Record<string, string>): Record<string, string>;
-  fetch(path: string, init?: { method?: string; headers?: Record<string, string>; body?: unknown }): Promise<{ status: number; json: any; text: string; headers: Headers }>;
+  fetch(
+    path: string,
+    init?: { method?: string; headers?: Record<string, string>; body?: unknown },
+  ): Promise<{ status: number; json: any; text: string; headers: Headers }>;
   restart(): Promise<void>;
   close(): Promise<void>;
 }
@@ -48,7 +51,13 @@ export interface HarnessOptions {
  * Nextcloud, as AppAPI would run it.
  */
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
-  const nc = await FakeNextcloud.start({ appId: 'educai', appSecret: TEST_SECRET, appVersion: APP_VERSION, users: options.users, ...(options.version ? { version: options.version } : {}) });
+  const nc = await FakeNextcloud.start({
+    appId: 'educai',
+    appSecret: TEST_SECRET,
+    appVersion: APP_VERSION,
+    users: options.users,
+    ...(options.version ? { version: options.version } : {}),
+  });
   const tdb = await createTestDatabase(options.dialect, { migrate: false });
   await tdb.close();
   const logLines: string[] = [];
@@ -131,7 +140,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       }
       const res = await fetch(`${url}${path}`, { method: init.method ?? 'GET', headers, body });
       const text = await res.text();
-      let json: unknown = null;
+      let json: unknown;
       try {
         json = JSON.parse(text);
       } catch {

@@ -53,7 +53,11 @@ export async function startTalkScenario(options: HarnessOptions & { dialect: Dia
     },
     async createBot(input, owner = 'alice') {
       // A published global bot, so everyone in the test rooms may use it.
-      const bot = await h.application.bots.create({ displayName: input.mention, systemPrompt: `You are ${input.mention}.`, visibility: 'global', ...input }, owner, { approvalStatus: 'approved' });
+      const bot = await h.application.bots.create(
+        { displayName: input.mention, systemPrompt: `You are ${input.mention}.`, visibility: 'global', ...input },
+        owner,
+        { approvalStatus: 'approved' },
+      );
       await h.application.index.refresh();
       return bot;
     },

@@ -18,7 +18,11 @@ test('chunks respect the size, overlap and cover the whole text', () => {
   assert.ok(chunks.length > 10);
   for (const c of chunks) assert.ok(Array.from(c.text).length <= 300, `chunk ${c.index} too long`);
   chunks.forEach((c, i) => assert.equal(c.index, i));
-  for (const s of sentences) assert.ok(chunks.some((c) => c.text.includes(s)), `"${s}" is in some chunk whole`);
+  for (const s of sentences)
+    assert.ok(
+      chunks.some((c) => c.text.includes(s)),
+      `"${s}" is in some chunk whole`,
+    );
   for (let i = 1; i < chunks.length; i++) {
     const prev = chunks[i - 1]!;
     const cur = chunks[i]!;

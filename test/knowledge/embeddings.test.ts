@@ -9,7 +9,9 @@ describe('embeddings client', () => {
   let fake: FakeKnowledgeEndpoints;
   const slept: number[] = [];
   const sleep = async (ms: number) => void slept.push(ms);
-  const config = (over: Partial<EmbeddingConfig> = {}): (() => Promise<EmbeddingConfig>) => async () => ({ endpoint: fake.url, key: 'k-1', model: 'm', batchSize: 3, concurrency: 2, timeoutMs: 10_000, ...over });
+  const config =
+    (over: Partial<EmbeddingConfig> = {}): (() => Promise<EmbeddingConfig>) =>
+    async () => ({ endpoint: fake.url, key: 'k-1', model: 'm', batchSize: 3, concurrency: 2, timeoutMs: 10_000, ...over });
 
   before(async () => {
     fake = await FakeKnowledgeEndpoints.start({ dimensions: 16, apiKey: 'k-1' });
@@ -28,7 +30,11 @@ describe('embeddings client', () => {
       const expected = fakeEmbedding(texts[i]!, 16);
       expected.forEach((x, j) => assert.ok(Math.abs(x - v[j]!) < 1e-6));
     });
-    assert.deepEqual(planBatches(['aaaa', 'bbbb', 'cc', 'd'], 10, 6), [{ start: 0, end: 1 }, { start: 1, end: 3 }, { start: 3, end: 4 }]);
+    assert.deepEqual(planBatches(['aaaa', 'bbbb', 'cc', 'd'], 10, 6), [
+      { start: 0, end: 1 },
+      { start: 1, end: 3 },
+      { start: 3, end: 4 },
+    ]);
   });
 
   test('retries 429 and 5xx with backoff, honours Retry-After, and gives up with a status', async () => {
@@ -39,7 +45,10 @@ describe('embeddings client', () => {
     assert.equal(ok.vectors.length, 1);
     assert.deepEqual(slept, [2000, 1000]);
     fake.failNextEmbeddings({ status: 500 }, { status: 500 }, { status: 500 });
-    await assert.rejects(client.embed(['y']), (e: unknown) => e instanceof EmbeddingError && e.status === 500 && e.retryable && !/must not leak/.test(e.message));
+    await assert.rejects(
+      client.embed(['y']),
+      (e: unknown) => e instanceof EmbeddingError && e.status === 500 && e.retryable && !/must not leak/.test(e.message),
+    );
     fake.failNextEmbeddings({ status: 401 });
     await assert.rejects(client.embed(['z']), (e: unknown) => e instanceof EmbeddingError && e.status === 401 && !e.retryable);
   });
@@ -56,7 +65,11 @@ describe('embeddings client', () => {
     try {
       let now = 1_000_000;
       const limits: RateLimitSettings = { enabled: true, chat: { instance: {}, user: {} }, embeddings: { instance: { minute: 2 }, user: {} } };
-      const limiter = new RateLimiter(tdb.db, async () => limits, () => now);
+      const limiter = new RateLimiter(
+        tdb.db,
+        async () => limits,
+        () => now,
+      );
       const waits: number[] = [];
       const client = new EmbeddingsClient({
         config: config({ batchSize: 1, concurrency: 1 }),

@@ -50,7 +50,11 @@ describe('extraction in the worker', () => {
   });
 
   test('PDF, DOCX, PPTX and XLSX', async () => {
-    const pdf = await extractor.extract({ bytes: await makePdf([['The mitochondria is the powerhouse.'], ['Second page text.']]), name: 'bio.pdf', mimeType: 'application/pdf' });
+    const pdf = await extractor.extract({
+      bytes: await makePdf([['The mitochondria is the powerhouse.'], ['Second page text.']]),
+      name: 'bio.pdf',
+      mimeType: 'application/pdf',
+    });
     assert.equal(pdf.format, 'pdf');
     assert.equal(pdf.pages, 2);
     assert.match(pdf.text, /powerhouse/);
@@ -63,7 +67,16 @@ describe('extraction in the worker', () => {
     assert.ok(pptx.text.indexOf('Intro slide') < pptx.text.indexOf('Details'), 'slides in presentation order');
     assert.match(pptx.text, /## Slide 2\n\nDetails\nMore details/);
     const xlsx = await extractor.extract({
-      bytes: makeXlsx([{ name: 'Grades', rows: [['Name', 'Score'], ['Ada', 97], ['Linus', 88]] }]),
+      bytes: makeXlsx([
+        {
+          name: 'Grades',
+          rows: [
+            ['Name', 'Score'],
+            ['Ada', 97],
+            ['Linus', 88],
+          ],
+        },
+      ]),
       name: 'grades.xlsx',
       mimeType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
     });
@@ -96,14 +109,20 @@ describe('extraction in the worker', () => {
   });
 
   test('images are transcoded for vision models, pixel bombs refused', async () => {
-    const webp = await sharp({ create: { width: 40, height: 20, channels: 3, background: '#3366ff' } }).webp().toBuffer();
+    const webp = await sharp({ create: { width: 40, height: 20, channels: 3, background: '#3366ff' } })
+      .webp()
+      .toBuffer();
     const same = await extractor.transcodeImage(new Uint8Array(webp));
     assert.equal(same.mimeType, 'image/webp');
-    const tiff = await sharp({ create: { width: 40, height: 20, channels: 3, background: '#3366ff' } }).tiff().toBuffer();
+    const tiff = await sharp({ create: { width: 40, height: 20, channels: 3, background: '#3366ff' } })
+      .tiff()
+      .toBuffer();
     const png = await extractor.transcodeImage(new Uint8Array(tiff));
     assert.equal(png.mimeType, 'image/png');
     assert.equal((await sharp(png.bytes).metadata()).format, 'png');
-    const large = await sharp({ create: { width: 3000, height: 1000, channels: 3, background: '#000' } }).png().toBuffer();
+    const large = await sharp({ create: { width: 3000, height: 1000, channels: 3, background: '#000' } })
+      .png()
+      .toBuffer();
     const scaled = await extractor.transcodeImage(new Uint8Array(large));
     assert.equal(scaled.width, 2048);
     const small = new Extractor({ limits: { maxPixels: 1000 } });
@@ -132,6 +151,14 @@ test('text is normalised to UTF-8 from BOMs and legacy encodings', () => {
   assert.equal(decodeText(new Uint8Array([0xef, 0xbb, 0xbf, 0x68, 0x69])), 'hi');
   assert.equal(decodeText(new Uint8Array([0xff, 0xfe, 0x68, 0x00, 0xe4, 0x00])), 'hä');
   assert.equal(decodeText(new Uint8Array([0xfe, 0xff, 0x00, 0x68, 0x00, 0xe4])), 'hä');
-  const latin1 = new Uint8Array([...new TextEncoder().encode('Gr'), 0xfc, ...new TextEncoder().encode('n und sch'), 0xf6, ...new TextEncoder().encode('n, sagte der B'), 0xe4, ...new TextEncoder().encode('r.')]);
+  const latin1 = new Uint8Array([
+    ...new TextEncoder().encode('Gr'),
+    0xfc,
+    ...new TextEncoder().encode('n und sch'),
+    0xf6,
+    ...new TextEncoder().encode('n, sagte der B'),
+    0xe4,
+    ...new TextEncoder().encode('r.'),
+  ]);
   assert.equal(decodeText(latin1), 'Grün und schön, sagte der Bär.');
 });

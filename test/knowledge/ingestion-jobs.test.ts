@@ -39,7 +39,11 @@ for (const dialect of DIALECTS) {
         const again = await q2.claim('w-new');
         assert.ok(again, 'a job whose lease ran out is due again');
         assert.equal(again.attempts, 2);
-        assert.equal(await (claimed.indexOf(again) % 2 ? q1 : q2).heartbeat(again.id, `w${claimed.findIndex((j) => j?.id === again.id)}`), false, 'the old worker learns it lost the job');
+        assert.equal(
+          await (claimed.indexOf(again) % 2 ? q1 : q2).heartbeat(again.id, `w${claimed.findIndex((j) => j?.id === again.id)}`),
+          false,
+          'the old worker learns it lost the job',
+        );
         assert.ok(owner);
       } finally {
         await other.close();
@@ -79,9 +83,20 @@ for (const dialect of DIALECTS) {
         await worker.drain();
         now += 3_600_000;
         await worker.drain();
-        assert.deepEqual(seen.filter((s) => s.startsWith('source')), ['source 1', 'source 2', 'source 3'], 'three attempts, then failed for good');
+        assert.deepEqual(
+          seen.filter((s) => s.startsWith('source')),
+          ['source 1', 'source 2', 'source 3'],
+          'three attempts, then failed for good',
+        );
         const rows = await tdb.db.selectFrom('knowledge_jobs').select(['kind', 'status', 'last_error']).orderBy('id').execute();
-        assert.deepEqual(rows.map((r) => [r.kind, r.status]), [['source', 'failed'], ['room-doc', 'failed'], ['room-image', 'done']]);
+        assert.deepEqual(
+          rows.map((r) => [r.kind, r.status]),
+          [
+            ['source', 'failed'],
+            ['room-doc', 'failed'],
+            ['room-image', 'done'],
+          ],
+        );
         assert.equal(rows[0]!.last_error, 'provider down');
       } finally {
         await tdb.drop();

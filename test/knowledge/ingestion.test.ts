@@ -27,7 +27,12 @@ async function courseFolder(files: MemoryFiles): Promise<Record<string, string>>
   const folder = files.folder('alice', 'Course');
   const ids: Record<string, string> = {
     folder,
-    pdf: files.file('alice', 'Course/biology.pdf', await makePdf([['Photosynthesis converts light energy into chemical energy in chloroplasts.'], ['Plants release oxygen.']]), 'application/pdf'),
+    pdf: files.file(
+      'alice',
+      'Course/biology.pdf',
+      await makePdf([['Photosynthesis converts light energy into chemical energy in chloroplasts.'], ['Plants release oxygen.']]),
+      'application/pdf',
+    ),
     docx: files.file('alice', 'Course/history.docx', makeDocx(['The Treaty of Westphalia was signed in 1648.', 'It ended the Thirty Years War.'])),
     md: files.file('alice', 'Course/readme.md', '# Course readme\n\nOffice hours are on Tuesday afternoons in room 204.', 'text/markdown'),
     broken: files.file('alice', 'Course/broken.docx', 'this is not really a docx'),
@@ -47,7 +52,9 @@ for (const dialect of DIALECTS) {
       await fake.close();
     });
 
-    async function setup(extra: Parameters<typeof knowledgeOn>[3] = {}): Promise<{ tdb: TestDatabase; files: MemoryFiles; k: KnowledgeModule; stages: string[]; done(): Promise<void> }> {
+    async function setup(
+      extra: Parameters<typeof knowledgeOn>[3] = {},
+    ): Promise<{ tdb: TestDatabase; files: MemoryFiles; k: KnowledgeModule; stages: string[]; done(): Promise<void> }> {
       const tdb = await createTestDatabase(dialect);
       const files = new MemoryFiles();
       const stages: string[] = [];
@@ -89,7 +96,10 @@ for (const dialect of DIALECTS) {
         assert.equal(broken.status, 'error');
         assert.match(broken.error ?? '', /not a valid Office document/);
         assert.ok(perFile.filter((f) => f.status === 'ready').every((f) => f.chunks > 0));
-        assert.equal(src.chunks, perFile.reduce((n, f) => n + f.chunks, 0));
+        assert.equal(
+          src.chunks,
+          perFile.reduce((n, f) => n + f.chunks, 0),
+        );
 
         assert.equal(stages[0], 'collecting');
         assert.equal(stages.at(-1), 'ready');
@@ -101,7 +111,9 @@ for (const dialect of DIALECTS) {
         const out = text(r);
         assert.match(out, /^Found \d+ relevant document chunk\(s\) for: "photosynthesis light energy chloroplasts"/);
         assert.match(out, /\*\*Source 1:\*\* \/Course\/biology\.pdf \(chunk 0\) \[relevance: 0\.\d\d\]/);
-        const nested = text(await k.provider.executeTool('rag_search_documents', { query: 'osmosis water membrane', limit: 1, min_score: 0.2 }, {}, searchCtx('bot-1')));
+        const nested = text(
+          await k.provider.executeTool('rag_search_documents', { query: 'osmosis water membrane', limit: 1, min_score: 0.2 }, {}, searchCtx('bot-1')),
+        );
         assert.match(nested, /Course\/extra\/glossary\.txt/);
         const none = text(await k.provider.executeTool('rag_search_documents', { query: 'anything' }, {}, searchCtx('other-bot')));
         assert.equal(none, 'No documents have been indexed for this bot yet.');
@@ -123,7 +135,10 @@ for (const dialect of DIALECTS) {
         await k.worker.drain();
         assert.equal(fake.embeddedInputs().length, embedded, 'nothing embedded again');
         // Unchanged etags: nothing is downloaded again, except the file that failed, which is retried.
-        assert.deepEqual(files.reads.slice(reads).map((r) => r.fileId), [ids.broken]);
+        assert.deepEqual(
+          files.reads.slice(reads).map((r) => r.fileId),
+          [ids.broken],
+        );
 
         files.touch(ids.md!);
         await k.queue.enqueue('source', src.id);
@@ -144,7 +159,11 @@ for (const dialect of DIALECTS) {
         files.remove(ids.docx!);
         await k.queue.enqueue('source', src.id);
         await k.worker.drain();
-        assert.equal(await k.index.countItems({ kind: 'bot', botId: 'bot-1' }, `src:${src.id}`, `node:${ids.docx}`), 0, 'a file gone from the folder takes its chunks');
+        assert.equal(
+          await k.index.countItems({ kind: 'bot', botId: 'bot-1' }, `src:${src.id}`, `node:${ids.docx}`),
+          0,
+          'a file gone from the folder takes its chunks',
+        );
         assert.equal((await k.sources.get(src.id))!.files, 4);
 
         await k.sources.reindex(src.id);
@@ -187,7 +206,11 @@ for (const dialect of DIALECTS) {
         await assert.rejects(k.sources.addNode('shared-bot', alice, bobsNoReshare), (e: unknown) => e instanceof SourceError && e.status === 403);
         assert.equal((await k.sources.addNode('personal-bot', alice, bobsNoReshare)).status, 'pending', 'a personal bot may use what its owner sees');
         assert.equal((await k.sources.addNode('shared-bot', alice, bobsReshare)).status, 'pending');
-        await assert.rejects(k.sources.addNode('shared-bot', bob, files.folder('alice', 'Elsewhere')), (e: unknown) => e instanceof SourceError && e.status === 404, 'resolved as the adding owner');
+        await assert.rejects(
+          k.sources.addNode('shared-bot', bob, files.folder('alice', 'Elsewhere')),
+          (e: unknown) => e instanceof SourceError && e.status === 404,
+          'resolved as the adding owner',
+        );
 
         // A non-reshareable share inside an owned folder is skipped file by file.
         const mine = files.folder('alice', 'Mixed');
@@ -197,7 +220,13 @@ for (const dialect of DIALECTS) {
         const mixed = await k.sources.addNode('shared-bot', alice, mine);
         await k.worker.drain();
         const mixedFiles = await k.sources.files(mixed.id);
-        assert.deepEqual(mixedFiles.map((f) => [f.path, f.status]), [['Mixed/own.txt', 'ready'], ['Mixed/secret-plan.txt', 'error']]);
+        assert.deepEqual(
+          mixedFiles.map((f) => [f.path, f.status]),
+          [
+            ['Mixed/own.txt', 'ready'],
+            ['Mixed/secret-plan.txt', 'error'],
+          ],
+        );
         assert.match(mixedFiles[1]!.error ?? '', /neither owned by the bot owner nor reshareable/);
         assert.ok(!files.reads.some((r) => r.fileId === sharedIn), 'the refused file is never downloaded');
         const merger = text(await k.provider.executeTool('rag_search_documents', { query: 'secret plan merger', min_score: 0 }, {}, searchCtx('shared-bot')));

@@ -23,10 +23,7 @@ async function failingProvider(): Promise<{ url: string; close(): Promise<void> 
     res.end(JSON.stringify({ error: { message: PROVIDER_BODY } }));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    close: () => new Promise<void>((r) => server.close(() => r())),
-  };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, close: () => new Promise<void>((r) => server.close(() => r())) };
 }
 
 for (const dialect of DIALECTS) {
@@ -37,15 +34,22 @@ for (const dialect of DIALECTS) {
     let bot: Bot;
     let otherBot: Bot;
 
-    const api = (uid: string, method: string, path: string, body?: unknown) => h.fetch(path, { method, headers: h.browserHeaders(uid), ...(body !== undefined ? { body } : {}) });
+    const api = (uid: string, method: string, path: string, body?: unknown) =>
+      h.fetch(path, { method, headers: h.browserHeaders(uid), ...(body !== undefined ? { body } : {}) });
     const sources = (b: Bot) => `/api/v1/bots/${b.id}/knowledge/sources`;
 
     before(async () => {
       fake = await FakeKnowledgeEndpoints.start();
       failing = await failingProvider();
       h = await startHarness({ dialect, build: { knowledge: { worker: { pollMs: 50 } } } });
-      bot = await h.application.bots.create({ displayName: 'Tutor', mention: 'tutor', systemPrompt: 'You help.', visibility: 'global', knowledgeEnabled: true }, 'alice', { approvalStatus: 'approved' });
-      otherBot = await h.application.bots.create({ displayName: 'Other', mention: 'other', systemPrompt: 'You help.', visibility: 'global' }, 'bob', { approvalStatus: 'approved' });
+      bot = await h.application.bots.create(
+        { displayName: 'Tutor', mention: 'tutor', systemPrompt: 'You help.', visibility: 'global', knowledgeEnabled: true },
+        'alice',
+        { approvalStatus: 'approved' },
+      );
+      otherBot = await h.application.bots.create({ displayName: 'Other', mention: 'other', systemPrompt: 'You help.', visibility: 'global' }, 'bob', {
+        approvalStatus: 'approved',
+      });
       h.nc.dav.files.putFile('alice', 'Course/intro.md', '# Intro\n\nPhotosynthesis turns light into chemical energy in the chloroplasts.');
       h.nc.dav.files.putFile('alice', 'Course/empty.txt', '');
       h.nc.dav.files.putFile('bob', 'Bobs/plan.md', 'Bob’s plan.');
@@ -89,7 +93,12 @@ for (const dialect of DIALECTS) {
       assert.equal(same.json.warning, null);
       assert.equal(same.json.settings.embeddingKey.set, true);
 
-      const bad = await api('admin', 'PUT', '/api/v1/admin/knowledge/settings', { chunkSizeChars: 300, chunkOverlapChars: 300, visionEndpoint: 'ftp://x', surprise: 1 });
+      const bad = await api('admin', 'PUT', '/api/v1/admin/knowledge/settings', {
+        chunkSizeChars: 300,
+        chunkOverlapChars: 300,
+        visionEndpoint: 'ftp://x',
+        surprise: 1,
+      });
       assert.equal(bad.status, 400);
       assert.equal(bad.json.error.code, 'validation');
       assert.deepEqual(Object.keys(bad.json.error.details.fields).sort(), ['chunkOverlapChars', 'surprise', 'visionEndpoint']);
@@ -101,7 +110,11 @@ for (const dialect of DIALECTS) {
       assert.equal((await api('alice', 'POST', '/api/v1/admin/knowledge/reindex-all')).status, 403);
       assert.equal((await api('alice', 'POST', '/api/v1/admin/knowledge/test/vision')).status, 403);
       // The CSRF header is required for changes.
-      const noCsrf = await h.fetch('/api/v1/admin/knowledge/settings', { method: 'PUT', headers: h.browserHeaders('admin', { requesttoken: '' }), body: { ragEnabled: true } });
+      const noCsrf = await h.fetch('/api/v1/admin/knowledge/settings', {
+        method: 'PUT',
+        headers: h.browserHeaders('admin', { requesttoken: '' }),
+        body: { ragEnabled: true },
+      });
       assert.equal(noCsrf.status, 403);
     });
 
@@ -199,7 +212,11 @@ for (const dialect of DIALECTS) {
         assert.equal(r.status, 400, `${JSON.stringify(body)}: ${r.text}`);
         assert.ok(r.json.error.details.fields[field], `${JSON.stringify(body)} names ${field}: ${r.text}`);
       }
-      const broken = await h.fetch(sources(bot), { method: 'POST', headers: { ...h.browserHeaders('alice'), 'Content-Type': 'application/json' }, body: '{"path":' });
+      const broken = await h.fetch(sources(bot), {
+        method: 'POST',
+        headers: { ...h.browserHeaders('alice'), 'Content-Type': 'application/json' },
+        body: '{"path":',
+      });
       assert.equal(broken.status, 400);
       assert.equal((await api('alice', 'GET', sources(bot))).json.sources.length, before);
     });
@@ -216,7 +233,13 @@ for (const dialect of DIALECTS) {
       assert.equal(docling.json.ok, false);
       assert.equal((await api('admin', 'POST', '/api/v1/admin/knowledge/test/ocr')).status, 404);
 
-      await api('admin', 'PUT', '/api/v1/admin/knowledge/settings', { visionEndpoint: failing.url, speechEndpoint: failing.url, speechModel: 'whisper', doclingEnabled: true, doclingEndpoint: failing.url.replace(/\/v1$/, '') });
+      await api('admin', 'PUT', '/api/v1/admin/knowledge/settings', {
+        visionEndpoint: failing.url,
+        speechEndpoint: failing.url,
+        speechModel: 'whisper',
+        doclingEnabled: true,
+        doclingEndpoint: failing.url.replace(/\/v1$/, ''),
+      });
       for (const service of ['vision', 'speech', 'docling']) {
         const r = await api('admin', 'POST', `/api/v1/admin/knowledge/test/${service}`);
         assert.equal(r.status, 200);
@@ -247,7 +270,11 @@ for (const dialect of DIALECTS) {
       assert.equal(stale.json.sources[0].needsReindex, true);
       assert.match(stale.json.warning, /another embedding model/);
       await api('admin', 'POST', '/api/v1/admin/knowledge/reindex-all');
-      await waitFor(async () => (await api('bob', 'GET', `${sources(otherBot)}/${id}`)).json.source.embeddingModel === 'fake-embed-2', 'the reindex with the new model', 30_000);
+      await waitFor(
+        async () => (await api('bob', 'GET', `${sources(otherBot)}/${id}`)).json.source.embeddingModel === 'fake-embed-2',
+        'the reindex with the new model',
+        30_000,
+      );
       const fresh = await api('bob', 'GET', sources(otherBot));
       assert.equal(fresh.json.warning, null);
     });

@@ -25,7 +25,8 @@ for (const dialect of DIALECTS) {
     let bot: Bot;
     let room: string;
 
-    const api = (uid: string, method: string, path: string, body?: unknown) => s.h.fetch(path, { method, headers: s.h.browserHeaders(uid), ...(body !== undefined ? { body } : {}) });
+    const api = (uid: string, method: string, path: string, body?: unknown) =>
+      s.h.fetch(path, { method, headers: s.h.browserHeaders(uid), ...(body !== undefined ? { body } : {}) });
     const toolMessages = (fromRequest: number) =>
       s.llm
         .chatRequests()
@@ -34,7 +35,13 @@ for (const dialect of DIALECTS) {
         .filter((m) => m.role === 'tool')
         .map((m) => m.content ?? '');
     const rows = async (table: 'room_documents' | 'room_images', token = room) =>
-      s.h.application.database.db.selectFrom(table).select(['id', 'status', 'error', 'message_id', 'name']).where('bot_id', '=', bot.id).where('room_token', '=', token).orderBy('id').execute();
+      s.h.application.database.db
+        .selectFrom(table)
+        .select(['id', 'status', 'error', 'message_id', 'name'])
+        .where('bot_id', '=', bot.id)
+        .where('room_token', '=', token)
+        .orderBy('id')
+        .execute();
 
     /** Alice shares one of her files into the room with a message to the bot, as Talk delivers it. */
     const share = async (path: string, text: string, token = room, opts: { messageType?: string } = {}): Promise<FakeChatMessage> => {
@@ -51,7 +58,10 @@ for (const dialect of DIALECTS) {
         'preview-available': 'no',
         permissions: 27,
       };
-      const msg = s.h.nc.postMessage(token, { actorType: 'users', actorId: 'alice' }, text, { parameters: { actor: { type: 'user', id: 'alice', name: 'Alice' }, file }, ...opts });
+      const msg = s.h.nc.postMessage(token, { actorType: 'users', actorId: 'alice' }, text, {
+        parameters: { actor: { type: 'user', id: 'alice', name: 'Alice' }, file },
+        ...opts,
+      });
       const r = await s.deliver(s.h.nc.webhookBodyFor(msg));
       assert.equal(r.status, 200);
       return msg;
@@ -71,8 +81,18 @@ for (const dialect of DIALECTS) {
       assert.equal(saved.status, 200, saved.text);
 
       const files = s.h.nc.dav.files;
-      files.putFile('alice', 'Course/handbook.pdf', Buffer.from(await makePdf([['School handbook'], ['Library hours: the school library opens at 7:45 and closes at 16:30 on weekdays.']])), 'application/pdf');
-      files.putFile('alice', 'Course/rules.docx', Buffer.from(makeDocx(['Lab rules: goggles must be worn at all times in the chemistry lab.'])), 'application/vnd.openxmlformats-officedocument.wordprocessingml.document');
+      files.putFile(
+        'alice',
+        'Course/handbook.pdf',
+        Buffer.from(await makePdf([['School handbook'], ['Library hours: the school library opens at 7:45 and closes at 16:30 on weekdays.']])),
+        'application/pdf',
+      );
+      files.putFile(
+        'alice',
+        'Course/rules.docx',
+        Buffer.from(makeDocx(['Lab rules: goggles must be worn at all times in the chemistry lab.'])),
+        'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+      );
       files.putFile('alice', 'Course/notes.md', '# Notes\n\nThe spring concert takes place in the assembly hall.');
       files.putFile('alice', 'Course/broken.pdf', Buffer.from('%PDF-1.7\nthis is not really a PDF at all'), 'application/pdf');
 
@@ -114,7 +134,9 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([source.stage, source.files, source.errors, source.progress], ['ready', 4, 1, { current: 4, total: 4, percent: 100 }]);
       assert.equal(source.message, '1 of 4 file(s) could not be indexed.');
       assert.equal(source.embeddingModel, 'fake-embed');
-      const files = Object.fromEntries((detail.json.files as Array<{ path: string; status: string; error: string | null; chunks: number }>).map((f) => [f.path, f]));
+      const files = Object.fromEntries(
+        (detail.json.files as Array<{ path: string; status: string; error: string | null; chunks: number }>).map((f) => [f.path, f]),
+      );
       for (const ok of ['Course/handbook.pdf', 'Course/rules.docx', 'Course/notes.md']) {
         assert.equal(files[ok]?.status, 'ready', ok);
         assert.ok((files[ok]?.chunks ?? 0) > 0, ok);
@@ -122,35 +144,62 @@ for (const dialect of DIALECTS) {
       assert.equal(files['Course/broken.pdf']?.status, 'error');
       assert.ok((files['Course/broken.pdf']?.error ?? '').length > 0);
       // The PDF's text, read from its bytes, was embedded (binary files reach the extractor intact).
-      assert.ok(fake.embeddedInputs().some((t) => t.includes('library opens at 7:45')), 'the PDF text was embedded');
-      assert.ok(fake.embeddedInputs().some((t) => t.includes('goggles must be worn')), 'the DOCX text was embedded');
+      assert.ok(
+        fake.embeddedInputs().some((t) => t.includes('library opens at 7:45')),
+        'the PDF text was embedded',
+      );
+      assert.ok(
+        fake.embeddedInputs().some((t) => t.includes('goggles must be worn')),
+        'the DOCX text was embedded',
+      );
     });
 
     it('a question in Talk makes the model search the documents; the answer streams back with the PDF’s text behind it', async () => {
       const before = s.bot(room).length;
       const requests = s.llm.chatRequests().length;
-      s.llm.enqueue({ toolCalls: [{ name: 'rag_search_documents', arguments: '{"query":"library opening hours weekdays","limit":3}' }] }, { text: ['The library opens ', 'at 7:45 on weekdays.'] });
+      s.llm.enqueue(
+        { toolCalls: [{ name: 'rag_search_documents', arguments: '{"query":"library opening hours weekdays","limit":3}' }] },
+        { text: ['The library opens ', 'at 7:45 on weekdays.'] },
+      );
       await s.say(room, 'alice', '@tutor When does the library open?');
       await s.idle();
       const first = s.llm.chatRequests()[requests]?.body as unknown as ChatBody;
-      assert.ok(first.tools?.some((t) => t.function.name === 'rag_search_documents'), 'the knowledge tool is offered');
+      assert.ok(
+        first.tools?.some((t) => t.function.name === 'rag_search_documents'),
+        'the knowledge tool is offered',
+      );
       const results = toolMessages(requests);
       assert.equal(results.length, 1);
       assert.match(results[0]!, /Found \d+ relevant document chunk\(s\) for: "library opening hours weekdays"/);
       assert.match(results[0]!, /\*\*Source 1:\*\* \/Course\/handbook\.pdf \(chunk \d+\) \[relevance: 0\.\d\d\]/);
       assert.match(results[0]!, /library opens at 7:45 and closes at 16:30/);
-      const replies = s.bot(room).slice(before).map((m) => m.message).join('\n');
+      const replies = s
+        .bot(room)
+        .slice(before)
+        .map((m) => m.message)
+        .join('\n');
       assert.match(replies, /The library opens at 7:45 on weekdays\./);
     });
 
     it('a document posted in the room is indexed for the bot and found with room_search_documents', async () => {
-      s.h.nc.dav.files.putFile('alice', 'Talk/minutes.txt', 'Meeting minutes: the field trip to the observatory is on 12 May; the bus leaves at 8:15.', 'text/plain');
+      s.h.nc.dav.files.putFile(
+        'alice',
+        'Talk/minutes.txt',
+        'Meeting minutes: the field trip to the observatory is on 12 May; the bus leaves at 8:15.',
+        'text/plain',
+      );
       const requests = s.llm.chatRequests().length;
-      s.llm.enqueue({ toolCalls: [{ name: 'room_search_documents', arguments: '{"query":"field trip observatory bus"}' }] }, { text: ['The bus leaves at 8:15.'] });
+      s.llm.enqueue(
+        { toolCalls: [{ name: 'room_search_documents', arguments: '{"query":"field trip observatory bus"}' }] },
+        { text: ['The bus leaves at 8:15.'] },
+      );
       await share('Talk/minutes.txt', '@tutor when does the bus leave?');
       await s.idle();
       const docs = await rows('room_documents');
-      assert.deepEqual(docs.map((d) => [d.name, d.status]), [['minutes.txt', 'ready']]);
+      assert.deepEqual(
+        docs.map((d) => [d.name, d.status]),
+        [['minutes.txt', 'ready']],
+      );
       const results = toolMessages(requests);
       assert.equal(results.length, 1);
       assert.match(results[0]!, /\*\*Source 1:\*\* minutes\.txt/);
@@ -160,7 +209,9 @@ for (const dialect of DIALECTS) {
     });
 
     it('an image is described once, reused for the same bytes, and found with room_search_images', async () => {
-      const png = await sharp({ create: { width: 24, height: 12, channels: 3, background: '#2266aa' } }).png().toBuffer();
+      const png = await sharp({ create: { width: 24, height: 12, channels: 3, background: '#2266aa' } })
+        .png()
+        .toBuffer();
       s.h.nc.dav.files.putFile('alice', 'Talk/queue-chart.png', png, 'image/png');
       s.h.nc.dav.files.putFile('alice', 'Talk/queue-chart-copy.png', png, 'image/png');
       s.llm.enqueue({ text: ['Thanks, noted.'] }, { text: ['Noted again.'] });
@@ -169,11 +220,18 @@ for (const dialect of DIALECTS) {
       await waitFor(async () => (await rows('room_images')).every((r) => r.status !== 'pending'), 'the image to be described', 30_000);
       await share('Talk/queue-chart-copy.png', '@tutor the same chart again');
       await s.idle();
-      await waitFor(async () => (await rows('room_images')).length === 2 && (await rows('room_images')).every((r) => r.status === 'ready'), 'both images indexed', 30_000);
+      await waitFor(
+        async () => (await rows('room_images')).length === 2 && (await rows('room_images')).every((r) => r.status === 'ready'),
+        'both images indexed',
+        30_000,
+      );
       assert.equal(fake.visionCalls.length, 1, 'the same image is described only once');
 
       const requests = s.llm.chatRequests().length;
-      s.llm.enqueue({ toolCalls: [{ name: 'room_search_images', arguments: '{"query":"canteen queue chart","image_name":"queue-chart.png"}' }] }, { text: ['The queue peaks at 12:10.'] });
+      s.llm.enqueue(
+        { toolCalls: [{ name: 'room_search_images', arguments: '{"query":"canteen queue chart","image_name":"queue-chart.png"}' }] },
+        { text: ['The queue peaks at 12:10.'] },
+      );
       await s.say(room, 'alice', '@tutor when is the canteen queue longest?');
       await s.idle();
       const results = toolMessages(requests);
@@ -196,16 +254,27 @@ for (const dialect of DIALECTS) {
       await s.idle();
       await waitFor(async () => (await rows('room_documents', always)).filter((d) => d.status === 'ready').length === 2, 'both documents indexed', 30_000);
       // Alice deletes her message; Talk posts the system message and delivers it to the bot.
-      await s.h.application.nextcloud.as(issueForStoredPrincipal('alice')).ocs('DELETE', '/ocs/v2.php/apps/spreed/api/v1/chat/{token}/{id}', { params: { token: always, id: draft.id } });
+      await s.h.application.nextcloud
+        .as(issueForStoredPrincipal('alice'))
+        .ocs('DELETE', '/ocs/v2.php/apps/spreed/api/v1/chat/{token}/{id}', { params: { token: always, id: draft.id } });
       const system = s.h.nc.room(always).messages.at(-1)!;
       assert.equal(system.systemMessage, 'message_deleted');
       const delivered = await s.deliver(s.h.nc.webhookBodyFor(system));
       assert.equal(delivered.json.status, 'accepted');
       await s.idle();
       const left = await rows('room_documents', always);
-      assert.deepEqual(left.map((d) => d.name), ['final.txt'], 'the deleted message’s document is gone, the other stays');
+      assert.deepEqual(
+        left.map((d) => d.name),
+        ['final.txt'],
+        'the deleted message’s document is gone, the other stays',
+      );
       const k = s.h.application.knowledge;
-      const hits = await k.index.search({ kind: 'room-doc', botId: bot.id, roomToken: always }, 'fake-embed', new Float32Array(fake.dimensions).fill(1 / Math.sqrt(fake.dimensions)), { limit: 20, minScore: -1 });
+      const hits = await k.index.search(
+        { kind: 'room-doc', botId: bot.id, roomToken: always },
+        'fake-embed',
+        new Float32Array(fake.dimensions).fill(1 / Math.sqrt(fake.dimensions)),
+        { limit: 20, minScore: -1 },
+      );
       assert.deepEqual([...new Set(hits.hits.map((h) => h.meta.name))], ['final.txt'], 'its vectors went too');
     });
 
@@ -221,7 +290,11 @@ for (const dialect of DIALECTS) {
       assert.equal(first.tool_choice?.function?.name, 'attachment_transcribe_audio', 'the first model call is told to transcribe');
       const results = toolMessages(requests);
       assert.equal(results.length, 1);
-      assert.equal(results[0], 'Transcript for Voice message 1.wav:\n\ntranscribed Voice message 1.wav (12 bytes)', 'the audio reached the speech endpoint byte for byte');
+      assert.equal(
+        results[0],
+        'Transcript for Voice message 1.wav:\n\ntranscribed Voice message 1.wav (12 bytes)',
+        'the audio reached the speech endpoint byte for byte',
+      );
       assert.equal(fake.transcriptionCalls.length, 1);
       assert.match(s.bot(voiceRoom).at(-1)?.message ?? '', /homework/);
     });

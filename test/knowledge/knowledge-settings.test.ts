@@ -19,8 +19,14 @@ test('knowledge settings: validation, write-only keys, fallback to the primary e
     const vault = new Vault(tdb.db, new Uint8Array(32).fill(3));
     const llm = new LlmSettingsService(store, vault);
     const s = new KnowledgeSettingsService({ settings: store, vault, llmSettings: llm });
-    await assert.rejects(s.update({ chunkSizeChars: 500, chunkOverlapChars: 500 }), (e: unknown) => e instanceof HttpError && /smaller than the chunk size/.test(JSON.stringify(e)));
-    await assert.rejects(s.update({ doclingEnabled: true }), (e: unknown) => e instanceof HttpError && /required while Docling is enabled/.test(JSON.stringify(e)));
+    await assert.rejects(
+      s.update({ chunkSizeChars: 500, chunkOverlapChars: 500 }),
+      (e: unknown) => e instanceof HttpError && /smaller than the chunk size/.test(JSON.stringify(e)),
+    );
+    await assert.rejects(
+      s.update({ doclingEnabled: true }),
+      (e: unknown) => e instanceof HttpError && /required while Docling is enabled/.test(JSON.stringify(e)),
+    );
     await assert.rejects(s.update({ embeddingEndpoint: 'ftp://x' }), HttpError);
     await assert.rejects(s.update({ nope: 1 }), HttpError);
     assert.equal((await s.get()).chunkSizeChars, 750, 'nothing written after a refused patch');

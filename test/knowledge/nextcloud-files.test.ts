@@ -70,10 +70,16 @@ describe('DAV file access against the fake Nextcloud', () => {
     assert.ok(folder);
     assert.deepEqual([folder.path, folder.folder, folder.ownerId], ['Course', true, 'alice']);
     const children = await files.list(alice, folder);
-    assert.deepEqual(children.map((c) => [c.path, c.folder]).sort(), [['Course/a.md', false], ['Course/sub', true]]);
+    assert.deepEqual(children.map((c) => [c.path, c.folder]).sort(), [
+      ['Course/a.md', false],
+      ['Course/sub', true],
+    ]);
     const sub = children.find((c) => c.folder)!;
     const nested = await files.list(alice, sub);
-    assert.deepEqual(nested.map((c) => c.name), ['b.txt']);
+    assert.deepEqual(
+      nested.map((c) => c.name),
+      ['b.txt'],
+    );
     const text = new TextDecoder().decode(await files.read(alice, nested[0]!, 1024));
     assert.equal(text, 'Second file, nested.');
     await assert.rejects(files.read(alice, { ...nested[0]!, size: 5000 }, 1024), FileTooLargeError);
@@ -94,9 +100,28 @@ describe('room share check through Talk (S15)', () => {
     const nc = await FakeNextcloud.start({ appId: 'educai', appSecret: secret });
     try {
       const client = new NextcloudClient({ baseUrl: nc.url, appId: 'educai', appVersion: '1.0.0', appSecret: secret });
-      const room = nc.createRoom({ name: 'Class', type: 2, participants: [{ actorId: 'alice', participantType: 1 }, { actorId: 'bob', participantType: 3 }] });
+      const room = nc.createRoom({
+        name: 'Class',
+        type: 2,
+        participants: [
+          { actorId: 'alice', participantType: 1 },
+          { actorId: 'bob', participantType: 3 },
+        ],
+      });
       const msg = nc.postMessage(room.token, { actorType: 'users', actorId: 'alice' }, '{file}', {
-        parameters: { file: { type: 'file', id: '38', name: 'EducAI-worksheet.txt', size: 23, path: 'EducAI-worksheet.txt', link: `${nc.url}/index.php/f/38`, mimetype: 'text/plain', 'preview-available': 'no', permissions: 27 } },
+        parameters: {
+          file: {
+            type: 'file',
+            id: '38',
+            name: 'EducAI-worksheet.txt',
+            size: 23,
+            path: 'EducAI-worksheet.txt',
+            link: `${nc.url}/index.php/f/38`,
+            mimetype: 'text/plain',
+            'preview-available': 'no',
+            permissions: 27,
+          },
+        },
       });
       const check = talkShareCheck(client, createLogger({ level: 'silent' }));
       const alice = issueForStoredPrincipal('alice');

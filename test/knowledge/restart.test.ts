@@ -48,7 +48,10 @@ for (const dialect of DIALECTS) {
       const base = fake.embeddingRequests;
       fake.holdEmbeddingsAfter(base + 3);
       const child = spawn(process.execPath, [CHILD], {
-        env: { PATH: process.env.PATH ?? '', KNOWLEDGE_CHILD: JSON.stringify({ dialect, dataDir: tdb.dataDir, databaseUrl: tdb.databaseUrl, pgSchema: tdb.pgSchema, manifest, fakeUrl: fake.url }) },
+        env: {
+          PATH: process.env.PATH ?? '',
+          KNOWLEDGE_CHILD: JSON.stringify({ dialect, dataDir: tdb.dataDir, databaseUrl: tdb.databaseUrl, pgSchema: tdb.pgSchema, manifest, fakeUrl: fake.url }),
+        },
         stdio: ['ignore', 'pipe', 'inherit'],
       });
       const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -81,7 +84,8 @@ for (const dialect of DIALECTS) {
         assert.equal(done.chunks, 6);
         assert.equal(fake.embeddingRequests - requestsBefore, 6 - storedBeforeKill, 'only the unfinished files were embedded again');
         const scope = { kind: 'bot' as const, botId: 'bot-k' };
-        for (const f of await k.sources.files(src.id)) assert.equal(await k.index.countItems(scope, `src:${src.id}`, f.fileKey), f.chunks, `${f.path} has no duplicate chunks`);
+        for (const f of await k.sources.files(src.id))
+          assert.equal(await k.index.countItems(scope, `src:${src.id}`, f.fileKey), f.chunks, `${f.path} has no duplicate chunks`);
         assert.deepEqual(await k.index.counts(scope), [{ model: 'fake-embed', count: 6 }]);
       } finally {
         await k.close();

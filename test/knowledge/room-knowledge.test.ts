@@ -21,7 +21,10 @@ for (const dialect of DIALECTS) {
     before(async () => {
       fake = await FakeKnowledgeEndpoints.start({
         dimensions: 64,
-        describe: (prompt) => (/Filename: .*diagram/.test(prompt) ? 'A network diagram showing a router, a firewall and three servers.' : 'A photo of a red bicycle leaning on a wall.'),
+        describe: (prompt) =>
+          /Filename: .*diagram/.test(prompt)
+            ? 'A network diagram showing a router, a firewall and three servers.'
+            : 'A photo of a red bicycle leaning on a wall.',
       });
     });
     after(() => fake.close());
@@ -41,14 +44,44 @@ for (const dialect of DIALECTS) {
         const minutes = files.file('alice', 'Talk/minutes.txt', 'Meeting minutes: the budget for the field trip is 300 euros.', 'text/plain');
         const other = files.file('alice', 'Talk/other.txt', 'Secret of room Y: the password hint is blue.', 'text/plain');
         const att = (id: string, name: string): InvocationAttachment => ({ fileId: id, name, mimeType: 'text/plain', kind: 'document' });
-        const q = await k.rooms.onMessage({ botId: 'bot-r', roomToken: 'roomX', messageId: '55', author: alice, attachments: [{ ...att(minutes, 'minutes.txt'), size: 60 }], documents: true, images: true });
+        const q = await k.rooms.onMessage({
+          botId: 'bot-r',
+          roomToken: 'roomX',
+          messageId: '55',
+          author: alice,
+          attachments: [{ ...att(minutes, 'minutes.txt'), size: 60 }],
+          documents: true,
+          images: true,
+        });
         assert.equal(q.docs.length, 1);
-        await k.rooms.onMessage({ botId: 'bot-r', roomToken: 'roomY', messageId: '56', author: alice, attachments: [{ ...att(other, 'other.txt'), size: 60 }], documents: true, images: true });
-        await k.rooms.onMessage({ botId: 'bot-other', roomToken: 'roomX', messageId: '57', author: alice, attachments: [{ ...att(other, 'other.txt'), size: 60 }], documents: true, images: true });
+        await k.rooms.onMessage({
+          botId: 'bot-r',
+          roomToken: 'roomY',
+          messageId: '56',
+          author: alice,
+          attachments: [{ ...att(other, 'other.txt'), size: 60 }],
+          documents: true,
+          images: true,
+        });
+        await k.rooms.onMessage({
+          botId: 'bot-other',
+          roomToken: 'roomX',
+          messageId: '57',
+          author: alice,
+          attachments: [{ ...att(other, 'other.txt'), size: 60 }],
+          documents: true,
+          images: true,
+        });
         await k.worker.drain();
-        assert.deepEqual(checks.sort(), ['alice:roomX:55:' + minutes, 'alice:roomX:57:' + other, 'alice:roomY:56:' + other].sort(), 'each file was checked as shared in its room, as its author');
+        assert.deepEqual(
+          checks.sort(),
+          ['alice:roomX:55:' + minutes, 'alice:roomX:57:' + other, 'alice:roomY:56:' + other].sort(),
+          'each file was checked as shared in its room, as its author',
+        );
 
-        const x = text(await k.provider.executeTool('room_search_documents', { query: 'budget field trip', min_score: 0 }, {}, ctx('roomX', [att(minutes, 'minutes.txt')])));
+        const x = text(
+          await k.provider.executeTool('room_search_documents', { query: 'budget field trip', min_score: 0 }, {}, ctx('roomX', [att(minutes, 'minutes.txt')])),
+        );
         assert.match(x, /\*\*Source 1:\*\* minutes\.txt \(chunk 0\)/);
         assert.doesNotMatch(x, /password hint/, 'room X never sees room Y, nor another bot in room X');
         const y = text(await k.provider.executeTool('room_search_documents', { query: 'password hint', min_score: 0 }, {}, ctx('roomY')));
@@ -59,13 +92,29 @@ for (const dialect of DIALECTS) {
         await k.forgetRoom('bot-r', 'roomX');
         const afterReset = text(await k.provider.executeTool('room_search_documents', { query: 'budget field trip', min_score: 0 }, {}, ctx('roomX')));
         assert.equal(afterReset, 'No documents have been shared with this bot in this conversation yet.');
-        assert.match(text(await k.provider.executeTool('room_search_documents', { query: 'password hint', min_score: 0 }, {}, ctx('roomY'))), /blue/, 'other rooms keep theirs');
-        assert.match(text(await k.provider.executeTool('room_search_documents', { query: 'password hint', min_score: 0 }, {}, ctx('roomX', [], alice, 'bot-other'))), /blue/, 'other bots keep theirs');
+        assert.match(
+          text(await k.provider.executeTool('room_search_documents', { query: 'password hint', min_score: 0 }, {}, ctx('roomY'))),
+          /blue/,
+          'other rooms keep theirs',
+        );
+        assert.match(
+          text(await k.provider.executeTool('room_search_documents', { query: 'password hint', min_score: 0 }, {}, ctx('roomX', [], alice, 'bot-other'))),
+          /blue/,
+          'other bots keep theirs',
+        );
 
         // A file no longer shared in the room is not read at all (S15).
         stillShared = false;
         const late = files.file('alice', 'Talk/late.txt', 'Late document.', 'text/plain');
-        await k.rooms.onMessage({ botId: 'bot-r', roomToken: 'roomX', messageId: '60', author: alice, attachments: [{ ...att(late, 'late.txt'), size: 14 }], documents: true, images: false });
+        await k.rooms.onMessage({
+          botId: 'bot-r',
+          roomToken: 'roomX',
+          messageId: '60',
+          author: alice,
+          attachments: [{ ...att(late, 'late.txt'), size: 14 }],
+          documents: true,
+          images: false,
+        });
         const readsBefore = files.reads.length;
         await k.worker.drain();
         assert.equal(files.reads.length, readsBefore);
@@ -84,25 +133,57 @@ for (const dialect of DIALECTS) {
       let clock = Date.UTC(2026, 0, 1);
       const k = await knowledgeOn(tdb, fake, files, { now: () => clock });
       try {
-        const png = await sharp({ create: { width: 32, height: 16, channels: 3, background: '#aa0000' } }).png().toBuffer();
-        const tiff = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#00aa00' } }).tiff().toBuffer();
+        const png = await sharp({ create: { width: 32, height: 16, channels: 3, background: '#aa0000' } })
+          .png()
+          .toBuffer();
+        const tiff = await sharp({ create: { width: 16, height: 16, channels: 3, background: '#00aa00' } })
+          .tiff()
+          .toBuffer();
         const d1 = files.file('alice', 'Talk/network-diagram.png', png, 'image/png');
         const d2 = files.file('alice', 'Talk/diagram-copy.png', png, 'image/png');
         const bike = files.file('alice', 'Talk/bike.tiff', tiff, 'image/tiff');
         const img = (id: string, name: string, mime: string) => ({ fileId: id, name, mimeType: mime, kind: 'image', size: 100 });
         const visionBefore = fake.visionCalls.length;
-        await k.rooms.onMessage({ botId: 'bot-i', roomToken: 'r1', messageId: '70', author: alice, attachments: [img(d1, 'network-diagram.png', 'image/png'), img(bike, 'bike.tiff', 'image/tiff')], documents: true, images: true });
+        await k.rooms.onMessage({
+          botId: 'bot-i',
+          roomToken: 'r1',
+          messageId: '70',
+          author: alice,
+          attachments: [img(d1, 'network-diagram.png', 'image/png'), img(bike, 'bike.tiff', 'image/tiff')],
+          documents: true,
+          images: true,
+        });
         await k.worker.drain();
-        await k.rooms.onMessage({ botId: 'bot-i', roomToken: 'r1', messageId: '71', author: alice, attachments: [img(d2, 'diagram-copy.png', 'image/png')], documents: true, images: true });
+        await k.rooms.onMessage({
+          botId: 'bot-i',
+          roomToken: 'r1',
+          messageId: '71',
+          author: alice,
+          attachments: [img(d2, 'diagram-copy.png', 'image/png')],
+          documents: true,
+          images: true,
+        });
         await k.worker.drain();
         const calls = fake.visionCalls.slice(visionBefore);
         assert.equal(calls.length, 2, 'the second copy of the same image reused its description');
-        assert.ok(calls.some((c) => c.imageDataUrl.startsWith('data:image/png;base64,') && c.prompt.includes('Filename: bike.tiff')), 'TIFF was transcoded to PNG');
+        assert.ok(
+          calls.some((c) => c.imageDataUrl.startsWith('data:image/png;base64,') && c.prompt.includes('Filename: bike.tiff')),
+          'TIFF was transcoded to PNG',
+        );
 
-        const found = text(await k.provider.executeTool('room_search_images', { query: 'router firewall servers', min_score: 0.1 }, {}, ctx('r1', [], alice, 'bot-i')));
+        const found = text(
+          await k.provider.executeTool('room_search_images', { query: 'router firewall servers', min_score: 0.1 }, {}, ctx('r1', [], alice, 'bot-i')),
+        );
         assert.match(found, /\*\*Image 1:\*\* (network-diagram|diagram-copy)\.png/);
         assert.match(found, /Talk message: 7[01] · uploaded by alice/);
-        const named = text(await k.provider.executeTool('room_search_images', { query: 'picture', image_name: 'bike.tiff', min_score: 0.1, limit: 1 }, {}, ctx('r1', [], alice, 'bot-i')));
+        const named = text(
+          await k.provider.executeTool(
+            'room_search_images',
+            { query: 'picture', image_name: 'bike.tiff', min_score: 0.1, limit: 1 },
+            {},
+            ctx('r1', [], alice, 'bot-i'),
+          ),
+        );
         assert.match(named, /\*\*Image 1:\*\* bike\.tiff/);
         assert.match(named, /red bicycle/);
 
@@ -121,7 +202,9 @@ for (const dialect of DIALECTS) {
       const files = new MemoryFiles();
       const k = await knowledgeOn(tdb, fake, files);
       try {
-        const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } }).png().toBuffer();
+        const png = await sharp({ create: { width: 8, height: 8, channels: 3, background: '#000' } })
+          .png()
+          .toBuffer();
         const photo = files.file('alice', 'Talk/diagram.png', png, 'image/png');
         const voice = files.file('alice', 'Talk/voice.wav', new Uint8Array(2000), 'audio/wav');
         const atts: InvocationAttachment[] = [
@@ -145,9 +228,19 @@ for (const dialect of DIALECTS) {
         assert.equal(none.isError, true);
 
         const guest = createInvocationContext({ user: null, actorKind: 'guest', botId: 'bot-r', roomToken: 'r' });
-        assert.equal((await k.provider.executeTool('rag_search_documents', { query: 'x' }, {}, guest)).isError, true, 'no knowledge for guests unless the bot allows it');
+        assert.equal(
+          (await k.provider.executeTool('rag_search_documents', { query: 'x' }, {}, guest)).isError,
+          true,
+          'no knowledge for guests unless the bot allows it',
+        );
         const tools = (await k.provider.getTools(ctx('r'))).map((t) => t.name);
-        assert.deepEqual(tools, ['rag_search_documents', 'room_search_documents', 'room_search_images', 'attachment_analyze_image', 'attachment_transcribe_audio']);
+        assert.deepEqual(tools, [
+          'rag_search_documents',
+          'room_search_documents',
+          'room_search_images',
+          'attachment_analyze_image',
+          'attachment_transcribe_audio',
+        ]);
         const vt = await k.vision.test();
         assert.deepEqual([vt.ok, vt.status], [true, 200]);
         const st = await k.speech.test();

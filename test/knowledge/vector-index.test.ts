@@ -42,8 +42,26 @@ for (const dialect of DIALECTS) {
       const gen = new ClusteredVectors({ dims: DIMS, clusters: 4, seed: 7 });
       const query = gen.query();
       // Bot B holds 300 vectors almost identical to the query; bot A holds 30 ordinary ones.
-      await index.replaceItems(botB, 'm1', 'src:b', 'f1', items(Array.from({ length: 300 }, (_, i) => near(query, 0.05, i)), 'B'));
-      await index.replaceItems(botA, 'm1', 'src:a', 'f1', items(Array.from({ length: 30 }, () => gen.point()), 'A'));
+      await index.replaceItems(
+        botB,
+        'm1',
+        'src:b',
+        'f1',
+        items(
+          Array.from({ length: 300 }, (_, i) => near(query, 0.05, i)),
+          'B',
+        ),
+      );
+      await index.replaceItems(
+        botA,
+        'm1',
+        'src:a',
+        'f1',
+        items(
+          Array.from({ length: 30 }, () => gen.point()),
+          'A',
+        ),
+      );
       const a = await index.search(botA, 'm1', query, { limit: 5 });
       assert.equal(a.hits.length, 5, 'the scope is applied before the top-k, not after');
       assert.ok(a.hits.every((h) => h.group === 'src:a' && h.text.startsWith('A ')));
@@ -51,12 +69,27 @@ for (const dialect of DIALECTS) {
       const b = await index.search(botB, 'm1', query, { limit: 5 });
       assert.ok(b.hits.every((h) => h.group === 'src:b'));
 
-      await index.replaceItems(roomY, 'm1', 'doc:y', 'f', items(Array.from({ length: 50 }, (_, i) => near(query, 0.02, i)), 'Y'));
+      await index.replaceItems(
+        roomY,
+        'm1',
+        'doc:y',
+        'f',
+        items(
+          Array.from({ length: 50 }, (_, i) => near(query, 0.02, i)),
+          'Y',
+        ),
+      );
       await index.replaceItems(roomX, 'm1', 'doc:x', 'f', items([gen.point(), gen.point()], 'X'));
       const x = await index.search(roomX, 'm1', query, { limit: 10 });
-      assert.deepEqual(x.hits.map((h) => h.group), ['doc:x', 'doc:x']);
+      assert.deepEqual(
+        x.hits.map((h) => h.group),
+        ['doc:x', 'doc:x'],
+      );
       const botOnly = await index.search(botA, 'm1', query, { limit: 50 });
-      assert.ok(botOnly.hits.every((h) => h.group === 'src:a'), 'room documents are not part of the bot scope');
+      assert.ok(
+        botOnly.hits.every((h) => h.group === 'src:a'),
+        'room documents are not part of the bot scope',
+      );
       assert.equal((await index.search(botA, 'other-model', query, { limit: 5 })).hits.length, 0);
     });
 
@@ -75,8 +108,17 @@ for (const dialect of DIALECTS) {
           const exact = await exactIndex.search(scope, 'm1', query, { limit: 10 });
           assert.equal(exact.method, 'exact');
           for (const h of exact.hits) idsBySeq.set(h.seq, h.id);
-          const truth = exactTopK(data, data.map((_, i) => i), query, 10);
-          assert.deepEqual(exact.hits.map((h) => h.seq), truth, 'exact search is exact');
+          const truth = exactTopK(
+            data,
+            data.map((_, i) => i),
+            query,
+            10,
+          );
+          assert.deepEqual(
+            exact.hits.map((h) => h.seq),
+            truth,
+            'exact search is exact',
+          );
           agree += approx.hits.filter((h) => truth.includes(h.seq)).length;
           for (let i = 1; i < approx.hits.length; i++) assert.ok(approx.hits[i - 1]!.score >= approx.hits[i]!.score, 'ordered by relevance');
         }
@@ -99,7 +141,10 @@ for (const dialect of DIALECTS) {
       const res = await index.search(scope, 'm1', vs[0]!, { limit: 20, minScore: -1 });
       assert.equal(res.hits.length, 15);
       await index.replaceItems(scope, 'm2', 'src:1', 'node:5', items(vs, 'D2'));
-      assert.deepEqual(await index.counts(scope), [{ model: 'm1', count: 3 }, { model: 'm2', count: 12 }]);
+      assert.deepEqual(await index.counts(scope), [
+        { model: 'm1', count: 3 },
+        { model: 'm2', count: 12 },
+      ]);
       assert.equal(await index.deleteItems(scope, 'src:1'), 15);
       assert.deepEqual(await index.counts(scope), []);
     });
@@ -107,7 +152,16 @@ for (const dialect of DIALECTS) {
     test('a resident matrix follows inserts and deletes', async () => {
       const gen = new ClusteredVectors({ dims: DIMS, clusters: 5, seed: 5 });
       const scope: PartitionScope = { kind: 'bot', botId: 'live' };
-      await index.replaceItems(scope, 'm1', 'g', 'a', items(Array.from({ length: 40 }, () => gen.point()), 'a'));
+      await index.replaceItems(
+        scope,
+        'm1',
+        'g',
+        'a',
+        items(
+          Array.from({ length: 40 }, () => gen.point()),
+          'a',
+        ),
+      );
       const target = gen.point();
       await index.warm(scope, 'm1');
       assert.equal((await index.search(scope, 'm1', target, { limit: 1 })).method, 'matrix');
@@ -162,7 +216,10 @@ for (const dialect of DIALECTS) {
           await cold.warm(scope, 'm1');
           const second = await cold.search(scope, 'm1', query, { limit: 10 });
           assert.equal(second.method, 'matrix');
-          assert.deepEqual(second.hits.map((h) => h.seq), first.hits.map((h) => h.seq));
+          assert.deepEqual(
+            second.hits.map((h) => h.seq),
+            first.hits.map((h) => h.seq),
+          );
         } finally {
           await cold.close();
         }

@@ -1,7 +1,15 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { buildChatBody, isGpt5Family, prepareMessages } from '../../lib/llm/chat-request.ts';
-import { ChatClient, LlmError, LlmNotConfiguredError, ModelNotAllowedError, type ChatMessage, type ChatRequest, type StreamEvent } from '../../lib/llm/chat-client.ts';
+import {
+  ChatClient,
+  LlmError,
+  LlmNotConfiguredError,
+  ModelNotAllowedError,
+  type ChatMessage,
+  type ChatRequest,
+  type StreamEvent,
+} from '../../lib/llm/chat-client.ts';
 import { LlmAbortedError, LlmAuthError, LlmBadRequestError, LlmRateLimitError, LlmTimeoutError, LlmUnavailableError } from '../../lib/llm/provider-errors.ts';
 import { LLM_DEFAULTS, LlmSettingsService, type LlmSettings } from '../../lib/llm/llm-settings.ts';
 import { ModelCatalog } from '../../lib/llm/model-catalog.ts';
@@ -86,9 +94,17 @@ describe('message preparation', () => {
     const noTemp = buildChatBody({ ref: 'primary:llama', endpoint: 'primary', id: 'llama' }, { ...req, temperature: null, maxTokens: 50 }, settings);
     assert.equal('temperature' in noTemp, false);
     assert.equal(noTemp.max_tokens, 50);
-    const tools = buildChatBody({ ref: 'primary:llama', endpoint: 'primary', id: 'llama' }, { ...req, tools: [{ type: 'function' }], toolChoice: 'auto' }, settings);
+    const tools = buildChatBody(
+      { ref: 'primary:llama', endpoint: 'primary', id: 'llama' },
+      { ...req, tools: [{ type: 'function' }], toolChoice: 'auto' },
+      settings,
+    );
     assert.equal('tool_choice' in tools, false, 'auto is the default and is omitted');
-    assert.deepEqual(buildChatBody({ ref: 'primary:l', endpoint: 'primary', id: 'l' }, { ...req, toolChoice: 'required' }, settings).tool_choice, undefined, 'no tools, no tool_choice');
+    assert.deepEqual(
+      buildChatBody({ ref: 'primary:l', endpoint: 'primary', id: 'l' }, { ...req, toolChoice: 'required' }, settings).tool_choice,
+      undefined,
+      'no tools, no tool_choice',
+    );
   });
 });
 
@@ -200,7 +216,10 @@ for (const dialect of DIALECTS) {
         primary.enqueue({ status }, { text: ['ok'], usage: null });
         const events = await collect(client.stream({ model: 'primary:llama', messages: [USER] }));
         assert.deepEqual(texts(events), ['ok']);
-        assert.equal(events.some((e) => e.type === 'restart'), false);
+        assert.equal(
+          events.some((e) => e.type === 'restart'),
+          false,
+        );
         const [first, second] = primary.chatRequests();
         assert.deepEqual(first?.body?.stream_options, { include_usage: true });
         assert.equal(second?.body?.stream_options, undefined, `retry after ${status} has no stream_options`);
@@ -230,8 +249,17 @@ for (const dialect of DIALECTS) {
     });
 
     it('completes with content, tool calls and usage', async () => {
-      primary.enqueue({ text: ['Hi ', 'there'], toolCalls: [{ id: 'c9', name: 'lookup', arguments: '{"a":1}' }], usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 } });
-      const result = await client.complete({ model: 'llama', messages: [USER], tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }], toolChoice: 'required' });
+      primary.enqueue({
+        text: ['Hi ', 'there'],
+        toolCalls: [{ id: 'c9', name: 'lookup', arguments: '{"a":1}' }],
+        usage: { prompt_tokens: 3, completion_tokens: 4, total_tokens: 7 },
+      });
+      const result = await client.complete({
+        model: 'llama',
+        messages: [USER],
+        tools: [{ type: 'function', function: { name: 'lookup', parameters: { type: 'object' } } }],
+        toolChoice: 'required',
+      });
       assert.deepEqual(result, {
         content: 'Hi there',
         toolCalls: [{ id: 'c9', name: 'lookup', arguments: '{"a":1}' }],
@@ -243,14 +271,25 @@ for (const dialect of DIALECTS) {
     });
 
     it('falls back once on a transient failure before the first chunk', async () => {
-      for (const failure of [{ status: 503 }, { status: 429, headers: { 'retry-after': '3' } }, { status: 404 }, { status: 408 }, { status: 409 }, { status: 500 }]) {
+      for (const failure of [
+        { status: 503 },
+        { status: 429, headers: { 'retry-after': '3' } },
+        { status: 404 },
+        { status: 408 },
+        { status: 409 },
+        { status: 500 },
+      ]) {
         primary.reset();
         secondary.reset();
         primary.enqueue(failure);
         secondary.enqueue({ text: ['from ', 'fallback'] });
         const events = await collect(client.stream({ model: 'primary:llama', messages: [USER] }));
         assert.deepEqual(texts(events), ['from fallback'], `status ${failure.status}`);
-        assert.equal(events.some((e) => e.type === 'restart'), false, 'nothing to drop: no event came before');
+        assert.equal(
+          events.some((e) => e.type === 'restart'),
+          false,
+          'nothing to drop: no event came before',
+        );
         assert.deepEqual(events.at(-1), { type: 'done', finishReason: 'stop', model: 'secondary:qwen' });
         assert.equal(secondary.chatRequests()[0]?.body?.model, 'qwen');
         assert.equal(secondary.chatRequests()[0]?.headers.authorization, `Bearer ${SECONDARY_KEY}`);
@@ -359,7 +398,10 @@ for (const dialect of DIALECTS) {
         }
       }, LlmAbortedError);
       assert.deepEqual(texts(events), ['a']);
-      assert.equal(events.some((e) => e.type === 'done'), false);
+      assert.equal(
+        events.some((e) => e.type === 'done'),
+        false,
+      );
       assert.equal(secondary.chatRequests().length, 0);
 
       // Aborted while the provider holds the request (not before it was sent), so nothing leaks into the next test.
@@ -416,7 +458,9 @@ for (const dialect of DIALECTS) {
       const dropped = await collectUntilError(client.stream({ model: 'primary:llama', messages: [USER] }));
       errors.push(dropped.error as LlmError);
       primary.enqueue({ text: ['x'], delayMs: 1500 });
-      await impatientClient().complete({ model: 'primary:slow', messages: [USER] }).catch((e: LlmError) => errors.push(e));
+      await impatientClient()
+        .complete({ model: 'primary:slow', messages: [USER] })
+        .catch((e: LlmError) => errors.push(e));
       const c = new AbortController();
       c.abort();
       await client.complete({ model: 'primary:llama', messages: [USER], signal: c.signal }).catch((e: LlmError) => errors.push(e));
@@ -426,7 +470,16 @@ for (const dialect of DIALECTS) {
 
       assert.equal(errors.length, failures.length + 5);
       const names = new Set(errors.map((e) => e.constructor.name));
-      for (const n of ['LlmBadRequestError', 'LlmAuthError', 'LlmRateLimitError', 'LlmUnavailableError', 'LlmTimeoutError', 'LlmAbortedError', 'ModelNotAllowedError', 'LlmNotConfiguredError']) {
+      for (const n of [
+        'LlmBadRequestError',
+        'LlmAuthError',
+        'LlmRateLimitError',
+        'LlmUnavailableError',
+        'LlmTimeoutError',
+        'LlmAbortedError',
+        'ModelNotAllowedError',
+        'LlmNotConfiguredError',
+      ]) {
         assert.ok(names.has(n), `covered ${n}`);
       }
       for (const e of errors) {

@@ -60,7 +60,8 @@ const sse =
     next();
   };
 
-const chunk = (content: string, finish: string | null = null) => `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}\n\n`;
+const chunk = (content: string, finish: string | null = null) =>
+  `data: ${JSON.stringify({ choices: [{ index: 0, delta: { content }, finish_reason: finish }] })}\n\n`;
 
 async function batches(res: Response): Promise<ChunkLike[][]> {
   const out: ChunkLike[][] = [];
@@ -93,7 +94,10 @@ describe('streamed chat transport', () => {
 
   it('reads CRLF streams and skips keep-alive comments', async () => {
     provider.handlers.push(sse([': ping\r\n\r\n', chunk('x').replaceAll('\n', '\r\n'), 'data: [DONE]\r\n\r\n']));
-    assert.deepEqual((await batches(await post())).flat().map((c) => c.choices?.[0]?.delta?.content), ['x']);
+    assert.deepEqual(
+      (await batches(await post())).flat().map((c) => c.choices?.[0]?.delta?.content),
+      ['x'],
+    );
   });
 
   it('turns an error event or an error member into ProviderStreamError, and broken JSON into SyntaxError', async () => {
@@ -115,7 +119,12 @@ describe('streamed chat transport', () => {
   it('accepts a JSON answer from a server that ignored stream: true', async () => {
     provider.handlers.push((_req, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ choices: [{ message: { content: 'whole', tool_calls: [{ id: 't1', function: { name: 'f', arguments: '{}' } }] }, finish_reason: 'tool_calls' }], usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 } }));
+      res.end(
+        JSON.stringify({
+          choices: [{ message: { content: 'whole', tool_calls: [{ id: 't1', function: { name: 'f', arguments: '{}' } }] }, finish_reason: 'tool_calls' }],
+          usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
+        }),
+      );
     });
     const [[only]] = (await batches(await post())) as [[ChunkLike]];
     assert.equal(only.choices?.[0]?.delta?.content, 'whole');
@@ -125,8 +134,13 @@ describe('streamed chat transport', () => {
   });
 
   it('refuses non-2xx answers with their status and headers, never following a redirect', async () => {
-    provider.handlers.push((_req, res) => res.writeHead(429, { 'retry-after': '4', 'content-type': 'application/json' }).end('{"error":{"message":"slow down"}}'));
-    await assert.rejects(post(), (err: unknown) => err instanceof ProviderHttpError && err.status === 429 && err.headers.get('retry-after') === '4' && !err.message.includes('slow down'));
+    provider.handlers.push((_req, res) =>
+      res.writeHead(429, { 'retry-after': '4', 'content-type': 'application/json' }).end('{"error":{"message":"slow down"}}'),
+    );
+    await assert.rejects(
+      post(),
+      (err: unknown) => err instanceof ProviderHttpError && err.status === 429 && err.headers.get('retry-after') === '4' && !err.message.includes('slow down'),
+    );
     provider.handlers.push((_req, res) => res.writeHead(302, { location: 'http://169.254.169.254/' }).end());
     await assert.rejects(post(), (err: unknown) => err instanceof ProviderHttpError && err.status === 302);
     assert.equal(provider.requests.length, 2, 'the redirect was not followed');
@@ -156,7 +170,14 @@ for (const dialect of DIALECTS) {
       provider = new RawProvider();
       const url = await provider.start();
       fallback = await FakeOpenAI.start({ models: ['backup'] });
-      await settings.update({ primaryEndpoint: url, primaryKey: 'sk-raw-provider-key-1234', secondaryEndpoint: fallback.url, defaultModel: 'primary:raw', allowedModels: [], fallbackModel: 'secondary:backup' });
+      await settings.update({
+        primaryEndpoint: url,
+        primaryKey: 'sk-raw-provider-key-1234',
+        secondaryEndpoint: fallback.url,
+        defaultModel: 'primary:raw',
+        allowedModels: [],
+        fallbackModel: 'secondary:backup',
+      });
       client = new ChatClient({ settings, catalog: new ModelCatalog({ settings }) });
     });
     after(async () => {
@@ -184,7 +205,10 @@ for (const dialect of DIALECTS) {
       fallback.enqueue({ text: ['from backup'] });
       const { events, error } = await run();
       assert.equal(error, null);
-      assert.deepEqual(events.filter((e) => e.type === 'text'), [{ type: 'text', delta: 'from backup' }]);
+      assert.deepEqual(
+        events.filter((e) => e.type === 'text'),
+        [{ type: 'text', delta: 'from backup' }],
+      );
       assert.deepEqual(events.at(-1), { type: 'done', finishReason: 'stop', model: 'secondary:backup' });
     });
 
@@ -247,7 +271,11 @@ describe('read pacing under load', () => {
         return sizes;
       };
       const paced = await read(200);
-      assert.equal(paced.reduce((a, b) => a + b, 0), 10, 'no token is lost');
+      assert.equal(
+        paced.reduce((a, b) => a + b, 0),
+        10,
+        'no token is lost',
+      );
       assert.equal(paced[0], 1, 'the first token is never delayed');
       assert.ok(paced.length <= 4, `tokens were read in batches (${paced.join(', ')})`);
     } finally {

@@ -11,7 +11,10 @@ async function sse(url: string, body: unknown): Promise<unknown[]> {
   assert.match(res.headers.get('content-type') ?? '', /text\/event-stream/);
   const text = await res.text();
   const frames = text.split('\n\n').filter((f) => f !== '');
-  assert.ok(frames.every((f) => f.startsWith('data: ')), 'every frame is a data line');
+  assert.ok(
+    frames.every((f) => f.startsWith('data: ')),
+    'every frame is a data line',
+  );
   assert.equal(frames.at(-1), 'data: [DONE]');
   return frames.slice(0, -1).map((f) => JSON.parse(f.slice('data: '.length)) as unknown);
 }
@@ -21,11 +24,20 @@ describe('fake OpenAI server', () => {
     const fake = await FakeOpenAI.start({ models: ['m1'], responder: () => ({ text: ['default'] }) });
     try {
       fake.enqueue({ text: ['one'] });
-      const a = (await (await fetch(`${fake.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer k' }, body: JSON.stringify({ model: 'm1', messages: [] }) })).json()) as {
-        choices: Array<{ message: { content: string } }>;
-      };
+      const a = (await (
+        await fetch(`${fake.url}/chat/completions`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: 'Bearer k' },
+          body: JSON.stringify({ model: 'm1', messages: [] }),
+        })
+      ).json()) as { choices: Array<{ message: { content: string } }> };
       assert.equal(a.choices[0]?.message.content, 'one');
-      const chunks = (await sse(`${fake.url}/chat/completions`, { model: 'm1', stream: true, stream_options: { include_usage: true }, messages: [] })) as Array<{ choices: unknown[]; usage?: unknown }>;
+      const chunks = (await sse(`${fake.url}/chat/completions`, {
+        model: 'm1',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [],
+      })) as Array<{ choices: unknown[]; usage?: unknown }>;
       const last = chunks.at(-1);
       assert.deepEqual(last?.choices, [], 'usage chunk has no choices');
       assert.ok(last?.usage);
@@ -50,7 +62,9 @@ describe('fake OpenAI server', () => {
       const base = `http://127.0.0.1:${match[1]}/v1`;
       const models = (await (await fetch(`${base}/models`)).json()) as { data: Array<{ id: string }> };
       assert.ok(models.data.length > 0);
-      const chunks = (await sse(`${base}/chat/completions`, { model: 'fake-model', stream: true, messages: [] })) as Array<{ choices: Array<{ delta: { content?: string } }> }>;
+      const chunks = (await sse(`${base}/chat/completions`, { model: 'fake-model', stream: true, messages: [] })) as Array<{
+        choices: Array<{ delta: { content?: string } }>;
+      }>;
       const text = chunks.map((c) => c.choices[0]?.delta.content ?? '').join('');
       assert.equal(text, 'token token token token token');
     } finally {

@@ -83,7 +83,12 @@ for (const dialect of DIALECTS) {
       ];
       for (const [patch, field, pattern] of cases) {
         // Valid fields beside the bad one must not be written either.
-        await expectInvalid(service, { ...patch, defaultModel: patch.defaultModel ?? 'primary:ok', primaryKey: patch.primaryKey ?? KEY_A, maxTokens: patch.maxTokens ?? 1234 }, field, pattern);
+        await expectInvalid(
+          service,
+          { ...patch, defaultModel: patch.defaultModel ?? 'primary:ok', primaryKey: patch.primaryKey ?? KEY_A, maxTokens: patch.maxTokens ?? 1234 },
+          field,
+          pattern,
+        );
       }
       await expectInvalid(service, ['not', 'an', 'object'], 'body', /JSON object/);
       await expectInvalid(service, null, 'body', /JSON object/);

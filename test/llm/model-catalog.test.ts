@@ -149,7 +149,10 @@ for (const dialect of DIALECTS) {
     it('reports an unreachable endpoint without detail', async () => {
       await settings.update({ secondaryEndpoint: 'http://127.0.0.1:1/v1' });
       const live = await catalog.listLive();
-      assert.deepEqual(live.endpoints.find((e) => e.endpoint === 'secondary'), { endpoint: 'secondary', configured: true, ok: false, error: 'unreachable', models: [] });
+      assert.deepEqual(
+        live.endpoints.find((e) => e.endpoint === 'secondary'),
+        { endpoint: 'secondary', configured: true, ok: false, error: 'unreachable', models: [] },
+      );
     });
 
     it('enforces the allowed list on the server', async () => {

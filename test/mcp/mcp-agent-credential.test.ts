@@ -22,16 +22,29 @@ const SECRET = 'profile-bridge-token-5c3e9a1f7d';
 const OTHER_SECRET = 'other-profile-token-81b2e6d04a';
 
 function turnCtx(): InvocationContext {
-  return createInvocationContext({ user: issueFromConfirmedTalkAuthor('alice'), actorKind: 'user', botId: 'bot-1', roomToken: 'room1', threadId: null, messageId: '7' });
+  return createInvocationContext({
+    user: issueFromConfirmedTalkAuthor('alice'),
+    actorKind: 'user',
+    botId: 'bot-1',
+    roomToken: 'room1',
+    threadId: null,
+    messageId: '7',
+  });
 }
 
 function agentCtx(profileId: string): InvocationContext {
-  return deriveInvocationContext(turnCtx(), { user: issueForAgentProfile('nuqloud-ai'), execution: { mode: 'agent', profileId, scope: ResourceScope.unrestricted, confirmation: 'destructive' } });
+  return deriveInvocationContext(turnCtx(), {
+    user: issueForAgentProfile('nuqloud-ai'),
+    execution: { mode: 'agent', profileId, scope: ResourceScope.unrestricted, confirmation: 'destructive' },
+  });
 }
 
 function userModeCtx(): InvocationContext {
   const turn = turnCtx();
-  return deriveInvocationContext(turn, { user: turn.user!, execution: { mode: 'user', profileId: null, scope: ResourceScope.unrestricted, confirmation: 'destructive' } });
+  return deriveInvocationContext(turn, {
+    user: turn.user!,
+    execution: { mode: 'user', profileId: null, scope: ResourceScope.unrestricted, confirmation: 'destructive' },
+  });
 }
 
 function textOf(result: ToolResult): string {
@@ -64,7 +77,13 @@ describe('agentCredential of a tool server', () => {
     await profiles.setCredentials(without, [{ name: 'something-else', value: 'unrelated-value-1234' }]);
 
     mcp = await startTestMcpServer([
-      { name: 'lookup', description: 'Looks something up', inputSchema: { q: z.string() }, annotations: { readOnlyHint: true }, handler: (args) => text(`found ${String(args['q'])}`) },
+      {
+        name: 'lookup',
+        description: 'Looks something up',
+        inputSchema: { q: z.string() },
+        annotations: { readOnlyHint: true },
+        handler: (args) => text(`found ${String(args['q'])}`),
+      },
     ]);
     const { server } = await store.create({ name: 'Bridge', url: mcp.url, agentCredential: 'bridge' });
     const destination = new Writable({
@@ -90,7 +109,10 @@ describe('agentCredential of a tool server', () => {
 
   it('is a name, validated, shown to the admin as a name and removable', async () => {
     for (const bad of ['Bearer abc', 'a/b', '', 'x'.repeat(65), 42]) {
-      await assert.rejects(store.create({ name: `Bad ${String(bad).slice(0, 10)}`, url: mcp.url, agentCredential: bad as string }), (e: unknown) => e instanceof McpServerValidationError && 'agentCredential' in e.fields);
+      await assert.rejects(
+        store.create({ name: `Bad ${String(bad).slice(0, 10)}`, url: mcp.url, agentCredential: bad as string }),
+        (e: unknown) => e instanceof McpServerValidationError && 'agentCredential' in e.fields,
+      );
     }
     const { server } = await store.create({ name: 'Named', url: mcp.url, agentCredential: 'bridge.token_1' });
     assert.equal(toPublic(server).agentCredential, 'bridge.token_1');

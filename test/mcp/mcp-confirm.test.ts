@@ -33,7 +33,14 @@ const ALL_WRITE: Record<string, McpToolPolicyName> = {
 };
 
 function ctx(uid = 'alice', taint?: TurnTaint): InvocationContext {
-  const c = createInvocationContext({ user: issueFromConfirmedTalkAuthor(uid), actorKind: 'user', botId: 'bot-1', roomToken: 'room-a', threadId: null, messageId: '42' });
+  const c = createInvocationContext({
+    user: issueFromConfirmedTalkAuthor(uid),
+    actorKind: 'user',
+    botId: 'bot-1',
+    roomToken: 'room-a',
+    threadId: null,
+    messageId: '42',
+  });
   if (taint) attachTaint(c, taint);
   return c;
 }
@@ -77,7 +84,12 @@ async function world(policies: Record<string, McpToolPolicyName> = ALL_WRITE, wi
   const created = await store.create({ name: 'NuQloud bridge', url: bridge.url, kind: 'companion' });
   bridge.configure({ contextKey: created.contextKey!, audience: `mcp:${created.server.id}` });
   const confirmations = recording();
-  const provider = new McpProvider({ server: created.server, store, logger, confirmations: withConfirmations ? (confirmations as unknown as McpConfirmations) : null });
+  const provider = new McpProvider({
+    server: created.server,
+    store,
+    logger,
+    confirmations: withConfirmations ? (confirmations as unknown as McpConfirmations) : null,
+  });
   await provider.approve((await provider.review()).hash, policies);
   return { tdb, store, bridge, provider, confirmations, serverId: created.server.id };
 }
@@ -143,16 +155,13 @@ describe('McpProvider confirmations with the NuQloud bridge', () => {
     try {
       const review = await w.provider.review();
       const by = Object.fromEntries(review.tools.map((t) => [t.name, t]));
-      assert.deepEqual(
-        Object.fromEntries(review.tools.map((t) => [t.name, [t.suggestedPolicy, t.declaresConfirmation]])),
-        {
-          bridge_list_resources: ['read', false],
-          bridge_map_resource: ['write', false],
-          bridge_publish: ['confirm', true],
-          bridge_send_message: ['confirm', true],
-          bridge_remove_mapping: ['destructive', true],
-        },
-      );
+      assert.deepEqual(Object.fromEntries(review.tools.map((t) => [t.name, [t.suggestedPolicy, t.declaresConfirmation]])), {
+        bridge_list_resources: ['read', false],
+        bridge_map_resource: ['write', false],
+        bridge_publish: ['confirm', true],
+        bridge_send_message: ['confirm', true],
+        bridge_remove_mapping: ['destructive', true],
+      });
       assert.equal(by['bridge_publish']?.policy, 'read');
       assert.equal(by['bridge_publish']?.effectivePolicy, 'confirm', 'the admin cannot make a declared tool read-only');
       const defs = await w.provider.getTools(ctx());
@@ -180,7 +189,14 @@ describe('McpProvider confirmations with the NuQloud bridge', () => {
       const done = await w.provider.executeConfirmed(w.confirmations.stored(), issueFromConfirmedTalkAuthor('alice'));
       assert.equal(done.isError, false, textOf(done));
       assert.equal(w.bridge.state.publications.length, 1);
-      assert.deepEqual(w.bridge.state.publications[0], { id: 'pub-1', resourceId: 'course-101', title: 'Exam dates', body: '', publishedBy: 'alice', roomToken: 'room-a' });
+      assert.deepEqual(w.bridge.state.publications[0], {
+        id: 'pub-1',
+        resourceId: 'course-101',
+        title: 'Exam dates',
+        body: '',
+        publishedBy: 'alice',
+        roomToken: 'room-a',
+      });
       const call = w.bridge.state.calls.at(-1)!;
       assert.equal(call.refused, null);
       assert.equal(call.context?.uid, 'alice');
@@ -246,7 +262,10 @@ describe('McpProvider confirmations with the NuQloud bridge', () => {
     const w = await world({ ...ALL_WRITE, bridge_remove_mapping: 'destructive' });
     try {
       const never = assigned('never');
-      for (const [tool, args] of [['bridge_publish', { resourceId: 'course-101', text: 'x' }], ['bridge_remove_mapping', { resourceId: 'course-101' }]] as const) {
+      for (const [tool, args] of [
+        ['bridge_publish', { resourceId: 'course-101', text: 'x' }],
+        ['bridge_remove_mapping', { resourceId: 'course-101' }],
+      ] as const) {
         const refused = await w.provider.executeTool(tool, { ...args }, {}, never);
         assert.equal(refused.isError, true);
         assert.equal(resultOutcome(refused), 'refused');
@@ -392,7 +411,10 @@ describe('the bridge verifies the invocation context on every call', () => {
     await assert.rejects(v.verify({ [CONTEXT_META_KEY]: token }, config), /already used/);
     await assert.rejects(v.verify({ [CONTEXT_META_KEY]: await sign({}, { aud: 'mcp:other' }) }, config), /Invalid invocation context/);
     await assert.rejects(v.verify({ [CONTEXT_META_KEY]: await sign({}, { k: new Uint8Array(32).fill(1) }) }, config), /Invalid invocation context/);
-    await assert.rejects(v.verify({ [CONTEXT_META_KEY]: await sign({}, { iat: now / 1000 - 120, exp: now / 1000 - 60 }) }, config), /Invalid invocation context/);
+    await assert.rejects(
+      v.verify({ [CONTEXT_META_KEY]: await sign({}, { iat: now / 1000 - 120, exp: now / 1000 - 60 }) }, config),
+      /Invalid invocation context/,
+    );
     await assert.rejects(v.verify({ [CONTEXT_META_KEY]: await sign({}, { exp: now / 1000 + 3600 }) }, config), /Invalid invocation context/);
     await assert.rejects(v.verify({}, config), /Missing invocation context/);
     await assert.rejects(v.verify({ [CONTEXT_META_KEY]: await sign({}) }, null), /no context key/);

@@ -13,11 +13,7 @@ function tools(): ToolSpec[] {
       annotations: { readOnlyHint: true },
       handler: (args) => text(`found: ${String(args['query'])}`),
     },
-    {
-      name: 'fails',
-      description: 'Always reports an error',
-      handler: () => text('catalogue offline', true),
-    },
+    { name: 'fails', description: 'Always reports an error', handler: () => text('catalogue offline', true) },
   ];
 }
 
@@ -115,12 +111,18 @@ describe('McpConnection against a real SDK server', () => {
     const conn = new McpConnection({ name: 'Catalogue', url: server.url, onToolsChanged: () => changed() });
     try {
       const first = await conn.listTools();
-      assert.equal(first.some((t) => t.name === 'enrol_student'), false);
+      assert.equal(
+        first.some((t) => t.name === 'enrol_student'),
+        false,
+      );
       server.addTool({ name: 'enrol_student', description: 'Enrol a student', handler: () => text('enrolled') });
       await notified;
       assert.equal(conn.cachedTools(), null);
       const second = await conn.listTools();
-      assert.equal(second.some((t) => t.name === 'enrol_student'), true);
+      assert.equal(
+        second.some((t) => t.name === 'enrol_student'),
+        true,
+      );
     } finally {
       await conn.close();
     }

@@ -126,12 +126,18 @@ describe('McpProvider approval (S17)', () => {
       // The admin decides: read-only search, enrol off.
       await provider.approve(review.hash, { search_courses: 'read', enrol: { policy: 'off' } });
       const decided = await provider.getTools(userCtx());
-      assert.deepEqual(decided.map((t) => t.name), ['search_courses']);
+      assert.deepEqual(
+        decided.map((t) => t.name),
+        ['search_courses'],
+      );
       assert.equal(decided[0]?.policy.readOnly, true);
       assert.equal(decided[0]?.policy.kind, 'search');
       const off = await provider.executeTool('enrol', { course: 'x' }, {}, userCtx());
       assert.equal(off.isError, true);
-      assert.equal(f.server.calls.some((c) => c.tool === 'enrol'), false);
+      assert.equal(
+        f.server.calls.some((c) => c.tool === 'enrol'),
+        false,
+      );
     } finally {
       await dispose(f, provider);
     }
@@ -151,13 +157,20 @@ describe('McpProvider approval (S17)', () => {
       await changed;
 
       const tools = await provider.getTools(userCtx());
-      assert.deepEqual(tools.map((t) => t.name), ['enrol'], 'the changed tool is off');
+      assert.deepEqual(
+        tools.map((t) => t.name),
+        ['enrol'],
+        'the changed tool is off',
+      );
       assert.deepEqual(provider.status().pendingApproval, ['search_courses']);
       assert.equal(provider.getToolMetadata()['search_courses']?.pendingApproval, true);
       const blocked = await provider.executeTool('search_courses', { query: 'x' }, {}, userCtx());
       assert.equal(blocked.isError, true);
       assert.match(textOf(blocked), /changed .* approves it again/);
-      assert.equal(f.server.calls.some((c) => c.tool === 'search_courses'), false);
+      assert.equal(
+        f.server.calls.some((c) => c.tool === 'search_courses'),
+        false,
+      );
 
       await assert.rejects(() => provider.approve(review.hash, {}), McpApprovalConflictError);
       const again = await provider.review();
@@ -179,7 +192,10 @@ describe('McpProvider approval (S17)', () => {
       await provider.approve((await provider.review()).hash, {});
       f.server.addTool({ name: 'drop_course', description: 'Delete a course', handler: () => text('deleted') });
       await provider.connection.listTools({ force: true });
-      assert.equal((await provider.getTools(userCtx())).some((t) => t.name === 'drop_course'), false);
+      assert.equal(
+        (await provider.getTools(userCtx())).some((t) => t.name === 'drop_course'),
+        false,
+      );
       assert.deepEqual(provider.status().pendingApproval, ['drop_course']);
       assert.equal(toolListHash(provider.connection.cachedTools() ?? []) === provider.server.approvedToolsHash, false);
     } finally {
@@ -265,7 +281,7 @@ describe('McpProvider calls', () => {
       assert.equal(decodeProtectedHeader(String(token)).alg, 'HS256');
       assert.equal(payload.exp! - payload.iat!, 60);
       assert.equal(payload.iat, Math.floor(f.now.t / 1000));
-      const { jti, iat, exp, ...claims } = payload;
+      const { jti, iat: _iat, exp: _exp, ...claims } = payload;
       assert.ok(typeof jti === 'string' && jti.length >= 16);
       assert.deepEqual(claims, {
         iss: 'educai',
@@ -356,7 +372,10 @@ describe('MCP providers in the registry', () => {
     await provider.approve((await provider.review()).hash, { search_courses: 'read' });
 
     const loadout = await registry.loadout(userCtx(), [{ name: 'search_courses', config: {} }]);
-    assert.deepEqual(loadout.tools.map((t) => t.name), ['search_courses']);
+    assert.deepEqual(
+      loadout.tools.map((t) => t.name),
+      ['search_courses'],
+    );
     assert.deepEqual((await loadout.execute('search_courses', { query: 'art' }, userCtx())).content, [{ type: 'text', text: 'found: art' }]);
     assert.equal(registry.metadata()['search_courses']?.available, true);
 

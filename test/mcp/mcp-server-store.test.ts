@@ -38,7 +38,9 @@ for (const dialect of DIALECTS) {
         assert.ok((await fieldsOf(store.create({ name: 'x', url: 'https://example.org/mcp', headers: { Host: 'evil' } })))['headers.Host']);
         assert.ok((await fieldsOf(store.create({ name: 'x', url: 'https://example.org/mcp', headers: { 'X-Key': 'a\r\nb' } })))['headers.X-Key']);
         assert.ok(
-          (await fieldsOf(store.create({ name: 'x', url: 'https://example.org/mcp', toolPolicies: { t: { policy: 'maybe' as never } } })))['toolPolicies.t.policy'],
+          (await fieldsOf(store.create({ name: 'x', url: 'https://example.org/mcp', toolPolicies: { t: { policy: 'maybe' as never } } })))[
+            'toolPolicies.t.policy'
+          ],
         );
 
         const { server } = await store.create({ name: 'n'.repeat(100), url: 'http://127.0.0.1:9/mcp' });
@@ -47,7 +49,10 @@ for (const dialect of DIALECTS) {
         assert.equal(server.enabled, true);
         assert.deepEqual(server.toolPolicies, {});
         assert.equal(server.approvedToolsHash, null);
-        assert.equal((await fieldsOf(store.create({ name: 'N'.repeat(100), url: 'https://example.org/mcp' })))['name'], 'Another tool server already has this name');
+        assert.equal(
+          (await fieldsOf(store.create({ name: 'N'.repeat(100), url: 'https://example.org/mcp' })))['name'],
+          'Another tool server already has this name',
+        );
       } finally {
         await tdb.drop();
       }
@@ -56,7 +61,11 @@ for (const dialect of DIALECTS) {
     it('keeps header values in the vault and never returns them', async () => {
       const { tdb, vault, store } = await setup();
       try {
-        const { server, contextKey } = await store.create({ name: 'Catalogue', url: 'https://catalogue.example/mcp', headers: { Authorization: HEADER_VALUE } });
+        const { server, contextKey } = await store.create({
+          name: 'Catalogue',
+          url: 'https://catalogue.example/mcp',
+          headers: { Authorization: HEADER_VALUE },
+        });
         assert.equal(contextKey, null);
         const pub = toPublic(server);
         assert.deepEqual(pub.headers, { Authorization: MASK });
@@ -64,7 +73,10 @@ for (const dialect of DIALECTS) {
         assert.equal(JSON.stringify(await store.list()).includes(HEADER_VALUE), false);
         assert.equal(JSON.stringify(server).includes(HEADER_VALUE), false);
 
-        const row = await tdb.db.selectFrom('secrets' as never).selectAll().execute();
+        const row = await tdb.db
+          .selectFrom('secrets' as never)
+          .selectAll()
+          .execute();
         assert.equal(JSON.stringify(row).includes(HEADER_VALUE), false, 'stored encrypted');
         assert.deepEqual(await store.headers(server.id), { Authorization: HEADER_VALUE });
 
@@ -84,7 +96,12 @@ for (const dialect of DIALECTS) {
     it('issues a companion key once, rotates it, and drops secrets on delete', async () => {
       const { tdb, vault, store } = await setup();
       try {
-        const { server, contextKey } = await store.create({ name: 'Courses', url: 'https://courses.example/mcp', kind: 'companion', headers: { 'X-Api': 'value-123456' } });
+        const { server, contextKey } = await store.create({
+          name: 'Courses',
+          url: 'https://courses.example/mcp',
+          kind: 'companion',
+          headers: { 'X-Api': 'value-123456' },
+        });
         assert.ok(contextKey);
         assert.deepEqual(await store.contextKey(server.id), new Uint8Array(Buffer.from(contextKey, 'base64url')));
         assert.equal(JSON.stringify(toPublic(server)).includes(contextKey), false);

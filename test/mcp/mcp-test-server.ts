@@ -22,7 +22,10 @@ export interface ToolSpec {
   inputSchema?: ZodRawShape;
   annotations?: ToolAnnotations;
   meta?: Record<string, unknown>;
-  handler: (args: Record<string, unknown>, extra: { signal: AbortSignal; meta: Record<string, unknown> | undefined }) => Promise<CallToolResult> | CallToolResult;
+  handler: (
+    args: Record<string, unknown>,
+    extra: { signal: AbortSignal; meta: Record<string, unknown> | undefined },
+  ) => Promise<CallToolResult> | CallToolResult;
 }
 
 interface Session {

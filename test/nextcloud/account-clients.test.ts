@@ -44,7 +44,7 @@ describe('lib/nextcloud typed clients', () => {
     assert.deepEqual(nc.headerViolations, []);
   });
 
-  it('circles: the user\'s teams and a team\'s members', async () => {
+  it("circles: the user's teams and a team's members", async () => {
     const team = fakeTeams(nc).createTeam({ name: 'Clients team', owner: 'alice' });
     const circles = await listCircles(client.as(alice));
     assert.ok(circles.some((c) => c.id === team.id));
@@ -57,7 +57,7 @@ describe('lib/nextcloud typed clients', () => {
     assert.equal(typeof data?.capabilities, 'object');
   });
 
-  it('dav-files: the hrefs and scope name the user\'s files; PROPFIND and GET reach a stored file', async () => {
+  it("dav-files: the hrefs and scope name the user's files; PROPFIND and GET reach a stored file", async () => {
     assert.equal(userFilesHrefPrefix('a b'), '/remote.php/dav/files/a%20b');
     assert.equal(userFilesSearchScope('a b'), '/files/a%20b');
     nc.dav.files.putFile('alice', 'clients-note.txt', 'hello', 'text/plain');

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { embeddedPageUrl, getAppConfigValues, getUserPreferenceValues, readExAppState, setAppConfigValue, setUserPreferenceValue } from '../../lib/nextcloud/appapi.ts';
+import {
+  embeddedPageUrl,
+  getAppConfigValues,
+  getUserPreferenceValues,
+  readExAppState,
+  setAppConfigValue,
+  setUserPreferenceValue,
+} from '../../lib/nextcloud/appapi.ts';
 import { NextcloudClient } from '../../lib/nextcloud/client.ts';
 import { issueFromVerifiedHeader } from '../../lib/nextcloud/identity.ts';
 import { FakeNextcloud } from '../fakes/nextcloud/server.ts';

@@ -71,7 +71,10 @@ for (const version of [29, 33] as const) {
         assert.equal(parsed.replyToId, m['parent'] ? String(m['parent']['id']) : null);
         assert.equal(parsed.referenceId, m['referenceId'] ? m['referenceId'] : null);
       }
-      assert.ok(messages.some((m) => m['actorType'] === 'bots'), 'the bot’s own reply is in the chat');
+      assert.ok(
+        messages.some((m) => m['actorType'] === 'bots'),
+        'the bot’s own reply is in the chat',
+      );
     });
 
     it('WebDAV: PROPFIND, trash and versions multistatus read with their props', () => {
@@ -133,7 +136,7 @@ describe('Collectives 4.5 (Nextcloud 33): the OCS answers read', () => {
     assert.equal(collective.id, created['id']);
     const pages = (ocsData(33, ['collectives-4.5.json', 'pages-after-create'])['pages'] as unknown[]).map((p) => parsePage(p, collective.id, 'pages'));
     assert.ok(pages.length >= 3, 'landing page, page and subpage');
-    for (const p of pages) assert.ok((p.collectivePath ?? "").startsWith('.Collectives/'), String(p.collectivePath));
+    for (const p of pages) assert.ok((p.collectivePath ?? '').startsWith('.Collectives/'), String(p.collectivePath));
   });
 });
 

@@ -50,7 +50,10 @@ describe('Nextcloud client against the fake Nextcloud', () => {
 
   it('refuses path injection before anything is sent', async () => {
     nc.reset();
-    await assert.rejects(client.as(issueFromVerifiedHeader('alice')).ocs('GET', '/ocs/v2.php/apps/spreed/api/v4/room/{token}', { params: { token: '../../cloud/users' } }), UnsafeRequestError);
+    await assert.rejects(
+      client.as(issueFromVerifiedHeader('alice')).ocs('GET', '/ocs/v2.php/apps/spreed/api/v4/room/{token}', { params: { token: '../../cloud/users' } }),
+      UnsafeRequestError,
+    );
     assert.equal(nc.calls.length, 0);
   });
 });
@@ -67,7 +70,9 @@ describe('Nextcloud client transport rules (S1)', () => {
       } else if (req.url?.startsWith('/ocs/v2.php/slow')) {
         setTimeout(() => res.end('{}'), 2000);
       } else {
-        res.writeHead(200, { 'Content-Type': 'application/json', 'Set-Cookie': 'nc_session=abc' }).end('{"ocs":{"meta":{"status":"ok","statuscode":200,"message":"OK"},"data":{"ok":true}}}');
+        res
+          .writeHead(200, { 'Content-Type': 'application/json', 'Set-Cookie': 'nc_session=abc' })
+          .end('{"ocs":{"meta":{"status":"ok","statuscode":200,"message":"OK"},"data":{"ok":true}}}');
       }
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -101,7 +106,10 @@ describe('Nextcloud client transport rules (S1)', () => {
     assert.equal(alice.davUrl('/files/{uid}/{*path}', { uid: 'alice', path: '//evil.example/x' }), `${base}/remote.php/dav/files/alice/evil.example/x`);
     assert.throws(() => alice.davUrl('/files/{uid}/{*path}', { uid: 'alice', path: 'a/../../bob' }), UnsafeRequestError);
     await assert.rejects(alice.ocs('GET', '//evil.example/ocs'), UnsafeRequestError);
-    await assert.rejects(alice.dav('GET', '/files/{uid}/x', { params: { uid: 'alice' }, headers: { 'X-Injected': 'a\r\nAuthorization: x' } }), UnsafeRequestError);
+    await assert.rejects(
+      alice.dav('GET', '/files/{uid}/x', { params: { uid: 'alice' }, headers: { 'X-Injected': 'a\r\nAuthorization: x' } }),
+      UnsafeRequestError,
+    );
     assert.equal(hits.length, before, 'nothing was sent');
   });
 });

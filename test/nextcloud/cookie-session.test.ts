@@ -81,7 +81,7 @@ describe('cookie sessions against the fake Nextcloud (capture 91)', () => {
     assert.equal(nc.calls[2]!.headers['requesttoken'], nc.webSessions.opened.at(-1)!.token);
     assert.ok(nc.calls.every((c) => c.user === 'alice'));
     assert.deepEqual(nc.headerViolations, []);
-    await assert.rejects(kept!.json('GET', '/index.php/apps/collectives/_api'), CookieJarClosedError, 'a finished call\'s session cannot be used again');
+    await assert.rejects(kept!.json('GET', '/index.php/apps/collectives/_api'), CookieJarClosedError, "a finished call's session cannot be used again");
   });
 
   it('two users in a row get two sessions; a stale cookie of another user is refused by Nextcloud', async () => {

@@ -3,7 +3,18 @@ import { after, before, describe, it } from 'node:test';
 import { NextcloudClient } from '../../lib/nextcloud/client.ts';
 import { issueFromConfirmedTalkAuthor } from '../../lib/nextcloud/identity.ts';
 import { createDavFetch, davSegments } from '../../lib/tools/calendar/dav-fetch.ts';
-import { componentNames, DavParseError, hrefSegments, isCollection, parseDavXml, parseMultistatus, propHrefs, propList, propText, sabreMessage } from '../../lib/nextcloud/multistatus.ts';
+import {
+  componentNames,
+  DavParseError,
+  hrefSegments,
+  isCollection,
+  parseDavXml,
+  parseMultistatus,
+  propHrefs,
+  propList,
+  propText,
+  sabreMessage,
+} from '../../lib/nextcloud/multistatus.ts';
 import { parseUserPath } from '../../lib/tools/files/user-paths.ts';
 import { readNc29Exchange } from '../fakes/nextcloud/fixtures.ts';
 import { FakeNextcloud } from '../fakes/nextcloud/server.ts';
@@ -67,11 +78,20 @@ describe('the DAV fetch that tsdav uses', () => {
     await nc.close();
   });
 
-  it('maps only URLs below this Nextcloud\'s DAV root, segment by segment', () => {
+  it("maps only URLs below this Nextcloud's DAV root, segment by segment", () => {
     const root = new URL('https://cloud.example/nc/remote.php/dav/');
-    assert.deepEqual(davSegments(root, new URL('https://cloud.example/nc/remote.php/dav/calendars/alice/personal/')), { segments: ['calendars', 'alice', 'personal'], trailingSlash: true });
+    assert.deepEqual(davSegments(root, new URL('https://cloud.example/nc/remote.php/dav/calendars/alice/personal/')), {
+      segments: ['calendars', 'alice', 'personal'],
+      trailingSlash: true,
+    });
     assert.deepEqual(davSegments(root, new URL('https://cloud.example/nc/remote.php/dav')), { segments: [], trailingSlash: true });
-    for (const bad of ['https://evil.example/nc/remote.php/dav/x', 'https://cloud.example/.well-known/caldav', 'https://cloud.example/nc/remote.php/dav/a?b', 'https://cloud.example/nc/remote.php/dav/a%2Fb', 'https://cloud.example/nc/remote.php/davx/a']) {
+    for (const bad of [
+      'https://evil.example/nc/remote.php/dav/x',
+      'https://cloud.example/.well-known/caldav',
+      'https://cloud.example/nc/remote.php/dav/a?b',
+      'https://cloud.example/nc/remote.php/dav/a%2Fb',
+      'https://cloud.example/nc/remote.php/davx/a',
+    ]) {
       assert.equal(davSegments(root, new URL(bad)), null, bad);
     }
   });
@@ -84,7 +104,11 @@ describe('the DAV fetch that tsdav uses', () => {
       assert.equal(res.status, 404, url);
     }
     assert.equal(nc.calls.length, mark, 'no request left for a URL we did not build');
-    const res = await fetch(`${nc.url}/remote.php/dav/`, { method: 'PROPFIND', headers: { Depth: '0' }, body: '<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d:current-user-principal/></d:prop></d:propfind>' });
+    const res = await fetch(`${nc.url}/remote.php/dav/`, {
+      method: 'PROPFIND',
+      headers: { Depth: '0' },
+      body: '<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop><d:current-user-principal/></d:prop></d:propfind>',
+    });
     assert.equal(res.status, 207);
     assert.match(await res.text(), /principals\/users\/alice/);
     assert.equal(nc.calls.at(-1)?.user, 'alice');

@@ -30,7 +30,10 @@ function sandbox(withSudo: boolean): { dir: string; path: string; log: string } 
   };
   shim('id', 'case "$1" in -u) echo 1000;; -un) echo alice;; *) echo "uid=1000(alice)";; esac');
   if (withSudo) shim('sudo', `echo "sudo $*" >> ${log}\nif [ "$1" = -u ]; then shift 2; fi\nexec "$@"`);
-  shim('apt-get', `echo "apt-get $*" >> ${log}\nif [ "$1" = install ]; then printf '#!/bin/sh\\necho "pg_ctlcluster $*" >> ${log}\\ntouch ${started}\\n' > ${shims}/pg_ctlcluster; chmod +x ${shims}/pg_ctlcluster; fi`);
+  shim(
+    'apt-get',
+    `echo "apt-get $*" >> ${log}\nif [ "$1" = install ]; then printf '#!/bin/sh\\necho "pg_ctlcluster $*" >> ${log}\\ntouch ${started}\\n' > ${shims}/pg_ctlcluster; chmod +x ${shims}/pg_ctlcluster; fi`,
+  );
   // The cluster's version comes from `ls /etc/postgresql`.
   shim('ls', '[ "$1" = /etc/postgresql ] && echo 15');
   shim('pg_isready', `[ -e ${started} ]`);
@@ -53,8 +56,14 @@ describe('scripts/ensure-postgres.sh without root', () => {
     const calls = readFileSync(box.log, 'utf8').split('\n');
     assert.ok(calls.includes('sudo apt-get update -qq'), calls.join('\n'));
     assert.ok(calls.includes('sudo apt-get install -y -qq postgresql'), calls.join('\n'));
-    assert.ok(calls.some((c) => c === 'sudo pg_ctlcluster --skip-systemctl-redirect 15 main start'), calls.join('\n'));
-    assert.ok(!calls.includes('apt-get update -qq') || calls.indexOf('apt-get update -qq') > calls.indexOf('sudo apt-get update -qq'), 'apt-get never runs without sudo');
+    assert.ok(
+      calls.some((c) => c === 'sudo pg_ctlcluster --skip-systemctl-redirect 15 main start'),
+      calls.join('\n'),
+    );
+    assert.ok(
+      !calls.includes('apt-get update -qq') || calls.indexOf('apt-get update -qq') > calls.indexOf('sudo apt-get update -qq'),
+      'apt-get never runs without sudo',
+    );
   });
 
   it('without sudo, stops before apt-get with one message that says what it needs', () => {

@@ -83,7 +83,11 @@ describe('processing thread host', () => {
     await hosted;
     httpPort.postMessage({ type: 'reaction', roomToken: 'room1', messageId: '9' });
     await http.call('idle', 1000);
-    assert.deepEqual(log.filter((l) => l.startsWith('reaction')), ['reaction room1/7', 'reaction room1/9'], 'a malformed one is dropped');
+    assert.deepEqual(
+      log.filter((l) => l.startsWith('reaction')),
+      ['reaction room1/7', 'reaction room1/9'],
+      'a malformed one is dropped',
+    );
     http.close();
     processingPort.close();
   });

@@ -14,10 +14,13 @@ const root = new URL('../..', import.meta.url).pathname;
 describe('process roles', () => {
   it('info.xml declares a web and a worker role for the Kubernetes deploy, only web exposed', () => {
     const roles = readManifest(join(root, 'appinfo/info.xml')).serviceRoles;
-    assert.deepEqual(roles.map((r) => [r.name, r.env, r.expose]), [
-      ['web', 'EDUCAI_ROLE=web', true],
-      ['worker', 'EDUCAI_ROLE=worker', false],
-    ]);
+    assert.deepEqual(
+      roles.map((r) => [r.name, r.env, r.expose]),
+      [
+        ['web', 'EDUCAI_ROLE=web', true],
+        ['worker', 'EDUCAI_ROLE=worker', false],
+      ],
+    );
     // Each declared role is one the app knows, and only the role that serves the app is exposed.
     for (const r of roles) {
       const plan = ROLES[r.env.split('=')[1] as keyof typeof ROLES];
@@ -26,7 +29,7 @@ describe('process roles', () => {
     }
   });
 
-  it('keeps today\'s single process as the default, and scale-out roles off the processing thread', () => {
+  it("keeps today's single process as the default, and scale-out roles off the processing thread", () => {
     assert.equal(ROLES.all.processingThread, true);
     assert.equal(ROLES.all.scaleOut, false);
     for (const role of ['web', 'worker'] as const) {
@@ -41,7 +44,7 @@ describe('process roles', () => {
     assert.match(scaleOutRefusal('worker', null) ?? '', /EDUCAI_ROLE=worker needs PostgreSQL/);
   });
 
-  it('lets one live process hold an SQLite folder, and takes over a dead one\'s', () => {
+  it("lets one live process hold an SQLite folder, and takes over a dead one's", () => {
     const dir = mkdtempSync(join(tmpdir(), 'educai-roles-'));
     assert.equal(claimSqliteFolder(dir, process.pid), null);
     assert.match(claimSqliteFolder(dir, process.pid + 1_000_000) ?? '', new RegExp(`pid ${process.pid}\\b.*SQLite serves one process only`));
@@ -57,7 +60,16 @@ describe('process roles', () => {
     const dir = mkdtempSync(join(tmpdir(), 'educai-roles-'));
     const r = spawnSync(process.execPath, ['lib/main.ts'], {
       cwd: root,
-      env: { PATH: process.env.PATH ?? '', APP_ID: 'educai', APP_SECRET: TEST_SECRET, APP_VERSION: '0.1.0', NEXTCLOUD_URL: 'http://127.0.0.1:1', APP_PERSISTENT_STORAGE: dir, APP_PORT: port, EDUCAI_ROLE: 'worker' },
+      env: {
+        PATH: process.env.PATH ?? '',
+        APP_ID: 'educai',
+        APP_SECRET: TEST_SECRET,
+        APP_VERSION: '0.1.0',
+        NEXTCLOUD_URL: 'http://127.0.0.1:1',
+        APP_PERSISTENT_STORAGE: dir,
+        APP_PORT: port,
+        EDUCAI_ROLE: 'worker',
+      },
       timeout: 60_000,
     });
     assert.equal(r.status, 78);

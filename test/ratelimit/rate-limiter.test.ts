@@ -121,11 +121,7 @@ for (const dialect of DIALECTS) {
       const { tdb, db } = await setup(dialect);
       try {
         const clock = new Clock();
-        const limiter = new RateLimiter(
-          db,
-          async () => settings({ chat: { instance: { hour: 4 }, user: { hour: 10 }, guestRoom: { hour: 2 } } }),
-          clock.now,
-        );
+        const limiter = new RateLimiter(db, async () => settings({ chat: { instance: { hour: 4 }, user: { hour: 10 }, guestRoom: { hour: 2 } } }), clock.now);
         // Guest ids change with every session; the room is what they share.
         assert.equal((await limiter.tryAcquire(chat(null, 'room-a'))).ok, true);
         assert.equal((await limiter.tryAcquire(chat(null, 'room-a'))).ok, true);
@@ -225,9 +221,7 @@ for (const dialect of DIALECTS) {
       try {
         const limit = 20;
         const open: OpenOptions =
-          dialect === 'postgres'
-            ? { databaseUrl: tdb.databaseUrl, pgSchema: tdb.pgSchema, pgPoolSize: 4 }
-            : { sqlitePath: join(tdb.dataDir, 'educai.sqlite') };
+          dialect === 'postgres' ? { databaseUrl: tdb.databaseUrl, pgSchema: tdb.pgSchema, pgPoolSize: 4 } : { sqlitePath: join(tdb.dataDir, 'educai.sqlite') };
         const child = `
           import { openDatabase } from ${JSON.stringify(new URL('../../lib/storage/database.ts', import.meta.url).href)};
           import { RateLimiter } from ${JSON.stringify(new URL('../../lib/ratelimit/rate-limiter.ts', import.meta.url).href)};
@@ -246,7 +240,11 @@ for (const dialect of DIALECTS) {
         );
         const granted = outputs.reduce((sum, o) => sum + Number(o.stdout.trim()), 0);
         assert.equal(granted, limit, `3 processes × ${cfg.calls} calls against ${limit}`);
-        const limiter = new RateLimiter(tdb.db as unknown as Db, async () => cfg.settings, () => T0);
+        const limiter = new RateLimiter(
+          tdb.db as unknown as Db,
+          async () => cfg.settings,
+          () => T0,
+        );
         assert.equal((await limiter.status()).chat.instance.find((w) => w.window === 'hour')?.used, limit);
       } finally {
         await tdb.drop();
@@ -296,10 +294,7 @@ describe('provider header parsing', () => {
     });
     assert.deepEqual(parseProviderHeaders({ 'RateLimit-Remaining': '0', 'RateLimit-Reset': '30' }, now), { remaining: 0, blockedUntil: now + 30_000 });
     const epoch = Math.floor(now / 1000) + 45;
-    assert.deepEqual(parseProviderHeaders({ 'ratelimit-remaining': '0', 'ratelimit-reset': String(epoch) }, now), {
-      remaining: 0,
-      blockedUntil: epoch * 1000,
-    });
+    assert.deepEqual(parseProviderHeaders({ 'ratelimit-remaining': '0', 'ratelimit-reset': String(epoch) }, now), { remaining: 0, blockedUntil: epoch * 1000 });
     const date = new Date(now + 120_000).toUTCString();
     const fromDate = parseProviderHeaders({ 'Retry-After': date }, now);
     assert.ok(fromDate?.blockedUntil !== null && fromDate !== null);

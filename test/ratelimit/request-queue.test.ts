@@ -35,10 +35,7 @@ function request(room: string, text: string, extra: Partial<NewQueuedRequest> = 
 
 describe('queue message', () => {
   it('renders the default text with the position and a human wait', () => {
-    assert.equal(
-      renderQueueMessage(3, 95_000),
-      DEFAULT_QUEUE_TEMPLATE.replace('{position}', '3').replace('{wait}', '2 minutes'),
-    );
+    assert.equal(renderQueueMessage(3, 95_000), DEFAULT_QUEUE_TEMPLATE.replace('{position}', '3').replace('{wait}', '2 minutes'));
     assert.ok(renderQueueMessage(1, 500).includes('position 1, about 1 second'));
   });
 
@@ -64,7 +61,10 @@ describe('queue message', () => {
       assert.equal(humanizeWait(0), '1 Sekunde');
       assert.equal(humanizeWait(61_000), '2 Minuten');
       assert.equal(humanizeWait(3_600_000 + 1 * MIN), '1 Stunde 1 Minute');
-      assert.equal(renderQueueMessage(3, 120_000), '⏳ Die Anfrage steht in der Warteschlange (Position 3, etwa 2 Minuten). Die Antwort erscheint hier, sobald wieder Kapazität frei ist.');
+      assert.equal(
+        renderQueueMessage(3, 120_000),
+        '⏳ Die Anfrage steht in der Warteschlange (Position 3, etwa 2 Minuten). Die Antwort erscheint hier, sobald wieder Kapazität frei ist.',
+      );
       assert.equal(renderQueueMessage(3, 120_000, 'Queue #{position}'), 'Queue #3');
     });
     assert.equal(humanizeWait(61_000), '2 minutes', 'English outside a German turn');
@@ -104,15 +104,25 @@ for (const dialect of DIALECTS) {
         const b1 = await queue.enqueue(request('room-b', 'b1'));
         const c1 = await queue.enqueue(request('room-c', 'c1'));
         const first = await queue.claimReady(2);
-        assert.deepEqual(first.map((r) => r.id), [a1.id, b1.id]);
+        assert.deepEqual(
+          first.map((r) => r.id),
+          [a1.id, b1.id],
+        );
         assert.deepEqual(first[0]?.inboxPayload, { text: 'a1', attachments: [] });
         assert.equal(first[0]?.replyTo, '42');
         assert.equal(first[0]?.route, 'talk-ai');
         const second = await queue.claimReady(10);
-        assert.deepEqual(second.map((r) => r.id), [c1.id], 'room-a waits for a1 to finish');
+        assert.deepEqual(
+          second.map((r) => r.id),
+          [c1.id],
+          'room-a waits for a1 to finish',
+        );
         assert.deepEqual(await queue.stats(), { pending: 1, processing: 3, failed: 0, expired: 0 });
         await queue.complete(a1.id);
-        assert.deepEqual((await queue.claimReady(10)).map((r) => r.id), [a2.id]);
+        assert.deepEqual(
+          (await queue.claimReady(10)).map((r) => r.id),
+          [a2.id],
+        );
         assert.deepEqual(await queue.claimReady(10), []);
       } finally {
         await tdb.drop();
@@ -225,7 +235,11 @@ for (const dialect of DIALECTS) {
         clock.t += 6 * MIN;
         const third = await queue.recoverStale();
         assert.equal(third.requeued, 0);
-        assert.deepEqual(third.failed.map((r) => [r.id, r.attempts]), [[id, 3]], 'three interruptions are final');
+        assert.deepEqual(
+          third.failed.map((r) => [r.id, r.attempts]),
+          [[id, 3]],
+          'three interruptions are final',
+        );
         assert.deepEqual(await queue.stats(), { pending: 1, processing: 0, failed: 1, expired: 0 });
       } finally {
         await tdb.drop();
@@ -259,8 +273,14 @@ for (const dialect of DIALECTS) {
         const gone = await queue.enqueue(request('room-a', 'a', { botId: 'bot-gone' }));
         const kept = await queue.enqueue(request('room-b', 'b'));
         const removed = await queue.removeBot('bot-gone');
-        assert.deepEqual(removed.map((r) => r.id), [gone.id]);
-        assert.deepEqual((await queue.claimReady(5)).map((r) => r.id), [kept.id]);
+        assert.deepEqual(
+          removed.map((r) => r.id),
+          [gone.id],
+        );
+        assert.deepEqual(
+          (await queue.claimReady(5)).map((r) => r.id),
+          [kept.id],
+        );
         assert.deepEqual(await queue.stats(), { pending: 0, processing: 1, failed: 0, expired: 0 });
       } finally {
         await tdb.drop();

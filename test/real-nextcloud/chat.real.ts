@@ -23,18 +23,24 @@ describe('make chat on the real Nextcloud 33', () => {
   });
   after(async () => s?.stop());
 
-  it("answers as alice's bot, reads her file as her and deletes one after \"yes <code>\"", async () => {
+  it('answers as alice\'s bot, reads her file as her and deletes one after "yes <code>"', async () => {
     const chat = new ChatSession(['--bot', mention, '--user', 'alice'], { ...s.env, LOG_LEVEL: 'warn' });
     await chat.say('hello', /\bA\b[\s\S]*\bB\b/, 120_000);
     s.llm.enqueue({ text: ['Hello alice, from the terminal.'] });
     const hello = await chat.say('A', /from the terminal/, 120_000);
     assert.deepEqual(printed(hello).at(-1), 'Hello alice, from the terminal.');
 
-    s.llm.enqueue({ toolCalls: [{ id: 'r1', name: 'files_read', arguments: JSON.stringify({ path: `${folder}/todo.md` }) }] }, { text: ['Your todo list says: buy milk.'] });
+    s.llm.enqueue(
+      { toolCalls: [{ id: 'r1', name: 'files_read', arguments: JSON.stringify({ path: `${folder}/todo.md` }) }] },
+      { text: ['Your todo list says: buy milk.'] },
+    );
     await chat.say('what is in my todo file?', /buy milk/, 120_000);
     assert.match(lastToolOutput(s.llm.chatRequests().at(-1)!), /Buy milk/, 'the real file, read through WebDAV as alice');
 
-    s.llm.enqueue({ toolCalls: [{ id: 'd1', name: 'files_delete', arguments: JSON.stringify({ path: `${folder}/old.md` }) }] }, { text: ['I asked you to confirm the deletion.'] });
+    s.llm.enqueue(
+      { toolCalls: [{ id: 'd1', name: 'files_delete', arguments: JSON.stringify({ path: `${folder}/old.md` }) }] },
+      { text: ['I asked you to confirm the deletion.'] },
+    );
     const asked = await chat.say('delete old.md', /confirm the deletion/, 120_000);
     const request = printed(asked).find((m) => /old\.md/.test(m) && /\b\d{4,8}\b/.test(m));
     assert.ok(request, `the confirmation request is printed: ${asked}`);
@@ -53,8 +59,11 @@ describe('make chat on the real Nextcloud 33', () => {
     await chat.say('are you there?', /terminal only/, 120_000);
     assert.equal(await chat.end(), 0, chat.stderr);
     assert.equal((await s.nc.botMessages('alice', token)).length, before, 'nothing posted to the Talk room');
-    const outsider = new ChatSession(['--bot', mention, '--user', 'bob', '--room', await s.nc.createRoom('alice', unique('alice-only'))], { ...s.env, LOG_LEVEL: 'warn' });
+    const outsider = new ChatSession(['--bot', mention, '--user', 'bob', '--room', await s.nc.createRoom('alice', unique('alice-only'))], {
+      ...s.env,
+      LOG_LEVEL: 'warn',
+    });
     outsider.child.stdin.end();
-    assert.equal(await outsider.exited, 65, 'bob is not in alice\'s room');
+    assert.equal(await outsider.exited, 65, "bob is not in alice's room");
   });
 });

@@ -26,8 +26,15 @@ describe('conversations in the real Talk 21', () => {
       ['First paragraph of the answer.', 'Second paragraph of the answer.', 'Third and last.'],
     );
     assert.equal(answer[0]!.parent?.id, question.id, 'the first chunk replies to the question');
-    assert.deepEqual(answer.slice(1).map((m) => m.parent?.id ?? null), [null, null], 'later chunks carry no replyTo');
-    assert.ok(answer.every((m) => m.referenceId.length > 0), 'every chunk carries our referenceId');
+    assert.deepEqual(
+      answer.slice(1).map((m) => m.parent?.id ?? null),
+      [null, null],
+      'later chunks carry no replyTo',
+    );
+    assert.ok(
+      answer.every((m) => m.referenceId.length > 0),
+      'every chunk carries our referenceId',
+    );
     // The model saw Talk's copy of the question, as alice wrote it.
     const sent = JSON.stringify(s.llm.lastChatBody().messages);
     assert.match(sent, /explain in three parts/);

@@ -6,7 +6,19 @@ import { codeIn } from '../helpers/talk-scenario.ts';
 import type { ChatMessage } from './nextcloud.ts';
 import { startStack, unique, type Stack } from './stack.ts';
 
-const TOOLS = ['deck_list_boards', 'deck_get_board', 'deck_create_board', 'deck_update_board', 'deck_archive_board', 'deck_create_stack', 'deck_update_stack', 'deck_create_label', 'deck_update_label', 'deck_delete_label', 'deck_create_card'];
+const TOOLS = [
+  'deck_list_boards',
+  'deck_get_board',
+  'deck_create_board',
+  'deck_update_board',
+  'deck_archive_board',
+  'deck_create_stack',
+  'deck_update_stack',
+  'deck_create_label',
+  'deck_update_label',
+  'deck_delete_label',
+  'deck_create_card',
+];
 
 describe('Deck boards, stacks and labels from Talk on the real Deck 1.17', () => {
   let s: Stack;
@@ -41,7 +53,11 @@ describe('Deck boards, stacks and labels from Talk on the real Deck 1.17', () =>
 
     for (const stackTitle of ['Todo', 'Doing', 'Done']) await turn('deck_create_stack', { boardId: board.id, title: stackTitle });
     const stacks = () => deck(`/boards/${board.id}/stacks`) as Promise<Array<{ id: number; title: string; order: number }>>;
-    const ordered = async () => (await stacks()).slice().sort((a, b) => a.order - b.order || a.id - b.id).map((x) => x.title);
+    const ordered = async () =>
+      (await stacks())
+        .slice()
+        .sort((a, b) => a.order - b.order || a.id - b.id)
+        .map((x) => x.title);
     assert.deepEqual(await ordered(), ['Todo', 'Doing', 'Done']);
     const done = (await stacks()).find((x) => x.title === 'Done')!;
     await turn('deck_update_stack', { boardId: board.id, stackId: done.id, title: 'Finished', position: 0 });
@@ -58,7 +74,10 @@ describe('Deck boards, stacks and labels from Talk on the real Deck 1.17', () =>
     assert.ok(request, `a confirmation request naming the label: ${said(asked.answer)}`);
     const code = codeIn(request.message);
     await s.ask('bob', asked.token, `@${mention} yes ${code}`);
-    assert.ok((await labels()).some((l) => l.id === urgent.id), "bob's yes confirms nothing");
+    assert.ok(
+      (await labels()).some((l) => l.id === urgent.id),
+      "bob's yes confirms nothing",
+    );
     await s.ask('alice', asked.token, `@${mention} yes ${code}`);
     assert.ok(!(await labels()).some((l) => l.id === urgent.id), 'deleted once alice confirmed');
 

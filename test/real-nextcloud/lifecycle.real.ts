@@ -14,9 +14,14 @@ describe('the ExApp lifecycle on the real Nextcloud 33', () => {
   it('registers through manual_install, reports init progress up to 100 and is enabled', async () => {
     assert.match((await exAppListing(s.nc)) ?? '', /\[enabled\]/);
     const init = s.log().map((l) => JSON.parse(l) as { msg?: string });
-    assert.ok(init.some((l) => l.msg === 'init finished, reporting 100'), 'init reported 100');
+    assert.ok(
+      init.some((l) => l.msg === 'init finished, reporting 100'),
+      'init reported 100',
+    );
     // AppAPI's own record of the ExApp, read as the ExApp itself: enabled, status done.
-    const state = await s.nc.request(null, 'GET', '/ocs/v1.php/apps/app_api/ex-app/state?format=json', { headers: { ...s.appApiHeaders(''), 'OCS-APIRequest': 'true' } });
+    const state = await s.nc.request(null, 'GET', '/ocs/v1.php/apps/app_api/ex-app/state?format=json', {
+      headers: { ...s.appApiHeaders(''), 'OCS-APIRequest': 'true' },
+    });
     assert.equal(state.status, 200, state.text);
     assert.equal(state.data.ocs.data, 1, 'AppAPI reports the ExApp enabled (an integer, test/fixtures/nextcloud33/appapi-ex-app-state.json)');
   });

@@ -95,7 +95,7 @@ export class RealNextcloud {
     const headers: Record<string, string> = { ...(user ? { Authorization: this.basic(user) } : {}), ...init.headers };
     const r = await fetch(`${this.url}${path}`, { method, headers, ...(init.body !== undefined ? { body: init.body } : {}), redirect: 'manual' });
     const text = await r.text();
-    let data: unknown = null;
+    let data: unknown;
     try {
       data = text ? JSON.parse(text) : null;
     } catch {

@@ -19,7 +19,10 @@ describe('confirm with a 👍 on the real Nextcloud 33', () => {
     mention = unique('reactor').replace(/-/g, '_');
     const bot = await s.createBot('alice', mention);
     const t = await s.nc.proxy('alice', 'PUT', `/api/v1/bots/${bot.id}/tools`, {
-      tools: [{ name: 'sharing_create_user_share', config: { requireConfirmation: true } }, { name: 'sharing_list', config: {} }],
+      tools: [
+        { name: 'sharing_create_user_share', config: { requireConfirmation: true } },
+        { name: 'sharing_list', config: {} },
+      ],
     });
     assert.equal(t.status, 200, t.text);
     folder = unique('Shared');
@@ -50,7 +53,10 @@ describe('confirm with a 👍 on the real Nextcloud 33', () => {
     await s.nc.putFile('alice', `${folder}/${file}`, `notes in ${file}`);
     const token = await s.room('alice', ['bob']);
     await s.onboard('alice', token, mention);
-    s.llm.enqueue({ toolCalls: [{ id: `c-${file}`, name: 'sharing_create_user_share', arguments: JSON.stringify({ path: `${folder}/${file}`, user: 'bob' }) }] }, { text: ['Please confirm.'] });
+    s.llm.enqueue(
+      { toolCalls: [{ id: `c-${file}`, name: 'sharing_create_user_share', arguments: JSON.stringify({ path: `${folder}/${file}`, user: 'bob' }) }] },
+      { text: ['Please confirm.'] },
+    );
     const asked = await s.ask('alice', token, `@${mention} share ${file} with bob`);
     const request = asked.find((m) => m.messageType === 'comment' && /Confirmation needed/.test(m.message) && m.message.includes(file));
     assert.ok(request, `a confirmation request naming the file: ${text(asked)}`);
@@ -69,7 +75,10 @@ describe('confirm with a 👍 on the real Nextcloud 33', () => {
     await waitFor(async () => (await sharesWithBob(file)) > 0, "alice's 👍 to run the share", 60_000);
     await waitFor(() => botReacted(token, requestId, '✅'), 'the bot to react ✅ on the request', 30_000);
     const answers = (await s.nc.botMessages('alice', token)).filter((m) => m.id > requestId && m.messageType === 'comment');
-    assert.ok(answers.some((m) => /Done: share/.test(m.message)), `the bot answers: ${text(answers)}`);
+    assert.ok(
+      answers.some((m) => /Done: share/.test(m.message)),
+      `the bot answers: ${text(answers)}`,
+    );
     assert.equal(await sharesWithBob(file), 1, 'shared exactly once');
   }
 

@@ -20,18 +20,27 @@ for (const dialect of DIALECTS) {
       const token = await s.room('alice', ['bob']);
       await s.onboard('alice', token, mention);
       // The first paragraph arrives, then the stream stalls: the process dies with the answer half posted.
-      s.llm.enqueue({ text: ['First paragraph.\n\n', 'Second', ' paragraph', ' that', ' never', ' arrives', ' before', ' the', ' crash.'], tokensPerSecond: 1 });
+      s.llm.enqueue({
+        text: ['First paragraph.\n\n', 'Second', ' paragraph', ' that', ' never', ' arrives', ' before', ' the', ' crash.'],
+        tokensPerSecond: 1,
+      });
       const question = await s.nc.post('alice', token, `@${mention} tell me two things`);
       const answered = async () => (await s.nc.botMessages('alice', token)).filter((m) => m.id > question.id);
       await waitFor(async () => (await answered()).length === 1, 'the first chunk in Talk', 30_000);
       await s.app.kill('SIGKILL');
-      assert.deepEqual((await answered()).map((m) => m.message), ['First paragraph.']);
+      assert.deepEqual(
+        (await answered()).map((m) => m.message),
+        ['First paragraph.'],
+      );
 
       s.llm.enqueue({ text: ['Second paragraph, continued.'] });
       await s.app.start();
       await waitFor(async () => (await answered()).length >= 2, 'the resumed answer in Talk', 60_000);
       await s.idle();
-      assert.deepEqual((await answered()).map((m) => m.message), ['First paragraph.', 'Second paragraph, continued.']);
+      assert.deepEqual(
+        (await answered()).map((m) => m.message),
+        ['First paragraph.', 'Second paragraph, continued.'],
+      );
       const resumed = s.llm.lastChatBody().messages as Array<{ role: string; content: string }>;
       assert.match(resumed[0]!.content, /interrupted[\s\S]*First paragraph\./i, 'the model continues after what Talk already shows');
     });

@@ -43,7 +43,21 @@ describe('a tainted turn asks only for what reaches other people (issue 23, real
     const id = await calendar('own');
     s.llm.enqueue(
       { toolCalls: [{ id: 'r1', name: 'files_read', arguments: JSON.stringify({ path: `${folder}/agenda.md` }) }] },
-      { toolCalls: [{ id: 'e1', name: 'calendar_create_event', arguments: JSON.stringify({ calendar: id, title: 'Go through the agenda', start: '2027-02-03T10:00:00', end: '2027-02-03T11:00:00', timezone: 'Europe/Berlin' }) }] },
+      {
+        toolCalls: [
+          {
+            id: 'e1',
+            name: 'calendar_create_event',
+            arguments: JSON.stringify({
+              calendar: id,
+              title: 'Go through the agenda',
+              start: '2027-02-03T10:00:00',
+              end: '2027-02-03T11:00:00',
+              timezone: 'Europe/Berlin',
+            }),
+          },
+        ],
+      },
       { text: ['Planned it.'] },
     );
     const answer = await s.ask('alice', token, `@${mention} read my agenda and plan time for it`);
@@ -86,7 +100,21 @@ describe('a tainted turn asks only for what reaches other people (issue 23, real
     assert.equal(share.status, 200, share.text);
     s.llm.enqueue(
       { toolCalls: [{ id: 'r3', name: 'files_read', arguments: JSON.stringify({ path: `${folder}/agenda.md` }) }] },
-      { toolCalls: [{ id: 'e2', name: 'calendar_create_event', arguments: JSON.stringify({ calendar: id, title: 'Team agenda', start: '2027-02-04T10:00:00', end: '2027-02-04T11:00:00', timezone: 'Europe/Berlin' }) }] },
+      {
+        toolCalls: [
+          {
+            id: 'e2',
+            name: 'calendar_create_event',
+            arguments: JSON.stringify({
+              calendar: id,
+              title: 'Team agenda',
+              start: '2027-02-04T10:00:00',
+              end: '2027-02-04T11:00:00',
+              timezone: 'Europe/Berlin',
+            }),
+          },
+        ],
+      },
       { text: ['Please confirm.'] },
     );
     const asked = await s.ask('alice', token, `@${mention} read my agenda and put it in the team calendar`);

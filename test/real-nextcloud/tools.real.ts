@@ -8,11 +8,21 @@ import type { ChatMessage } from './nextcloud.ts';
 import { startStack, unique, type Stack } from './stack.ts';
 
 const TOOLS = [
-  'files_list', 'files_read', 'files_create', 'files_delete',
-  'sharing_create_user_share', 'sharing_list',
-  'calendar_list', 'calendar_create_event',
-  'deck_list_boards', 'deck_get_board', 'deck_create_card',
-  'collectives_list', 'collectives_page_tree', 'collectives_create_page', 'collectives_read_page',
+  'files_list',
+  'files_read',
+  'files_create',
+  'files_delete',
+  'sharing_create_user_share',
+  'sharing_list',
+  'calendar_list',
+  'calendar_create_event',
+  'deck_list_boards',
+  'deck_get_board',
+  'deck_create_card',
+  'collectives_list',
+  'collectives_page_tree',
+  'collectives_create_page',
+  'collectives_read_page',
 ];
 
 describe('first-party tools as alice on the real Nextcloud 33', () => {
@@ -51,7 +61,10 @@ describe('first-party tools as alice on the real Nextcloud 33', () => {
     assert.equal(answer.at(-1)?.message, 'Your todo list says: buy milk.', text(answer));
 
     token = await room();
-    s.llm.enqueue({ toolCalls: [{ id: 'c3', name: 'files_create', arguments: JSON.stringify({ path: `${folder}/plan.md`, content: '# Plan\n\nShip it.' }) }] }, { text: ['Created.'] });
+    s.llm.enqueue(
+      { toolCalls: [{ id: 'c3', name: 'files_create', arguments: JSON.stringify({ path: `${folder}/plan.md`, content: '# Plan\n\nShip it.' }) }] },
+      { text: ['Created.'] },
+    );
     await s.ask('alice', token, `@${mention} create a plan`);
     assert.equal(await s.nc.readFile('alice', `${folder}/plan.md`), '# Plan\n\nShip it.');
   });
@@ -74,12 +87,17 @@ describe('first-party tools as alice on the real Nextcloud 33', () => {
 
   it('shares a file with bob as alice, and the share is real', async () => {
     const token = await room();
-    s.llm.enqueue({ toolCalls: [{ id: 'c6', name: 'sharing_create_user_share', arguments: JSON.stringify({ path: `${folder}/todo.md`, user: 'bob' }) }] }, { text: ['Shared with Bob.'] });
+    s.llm.enqueue(
+      { toolCalls: [{ id: 'c6', name: 'sharing_create_user_share', arguments: JSON.stringify({ path: `${folder}/todo.md`, user: 'bob' }) }] },
+      { text: ['Shared with Bob.'] },
+    );
     const answer = await s.ask('alice', token, `@${mention} share my todo file with bob`);
     assert.equal(answer.at(-1)?.message, 'Shared with Bob.', `a read-only share in an untainted turn runs without a question: ${text(answer)}`);
     const shares = await s.nc.ocs('bob', 'GET', '/apps/files_sharing/api/v1/shares?shared_with_me=true');
     assert.equal(shares.status, 200, shares.text);
-    const share = (shares.data as Array<{ uid_owner: string; path: string; permissions: number }>).find((x) => x.uid_owner === 'alice' && x.path.endsWith('/todo.md'));
+    const share = (shares.data as Array<{ uid_owner: string; path: string; permissions: number }>).find(
+      (x) => x.uid_owner === 'alice' && x.path.endsWith('/todo.md'),
+    );
     assert.ok(share, `bob sees alice's share: ${text(answer)}`);
     assert.equal(share.permissions & 2, 0, 'read-only: no update permission');
   });
@@ -87,7 +105,10 @@ describe('first-party tools as alice on the real Nextcloud 33', () => {
   it("deletes only after alice's confirmation: bob's yes with the code does nothing", async () => {
     await s.nc.putFile('alice', `${folder}/old.md`, 'old notes');
     const token = await room();
-    s.llm.enqueue({ toolCalls: [{ id: 'c7', name: 'files_delete', arguments: JSON.stringify({ path: `${folder}/old.md` }) }] }, { text: ['I asked you to confirm.'] });
+    s.llm.enqueue(
+      { toolCalls: [{ id: 'c7', name: 'files_delete', arguments: JSON.stringify({ path: `${folder}/old.md` }) }] },
+      { text: ['I asked you to confirm.'] },
+    );
     const asked = await s.ask('alice', token, `@${mention} delete old.md`);
     assert.equal(await s.nc.readFile('alice', `${folder}/old.md`), 'old notes', 'nothing deleted before the confirmation');
     const request = asked.find((m) => /old\.md/.test(m.message) && /\b\d{4,8}\b/.test(m.message));
@@ -107,7 +128,15 @@ describe('first-party tools as alice on the real Nextcloud 33', () => {
     assert.equal(made.status, 201, made.text);
     const token = await room();
     s.llm.enqueue(
-      { toolCalls: [{ id: 'c8', name: 'calendar_create_event', arguments: JSON.stringify({ calendar, title: 'Review plan', start: '2027-01-12T10:00:00', end: '2027-01-12T11:00:00', timezone: 'Europe/Berlin' }) }] },
+      {
+        toolCalls: [
+          {
+            id: 'c8',
+            name: 'calendar_create_event',
+            arguments: JSON.stringify({ calendar, title: 'Review plan', start: '2027-01-12T10:00:00', end: '2027-01-12T11:00:00', timezone: 'Europe/Berlin' }),
+          },
+        ],
+      },
       { text: ['Planned.'] },
     );
     const answer = await s.ask('alice', token, `@${mention} plan a review on Jan 12 at 10`);
@@ -132,11 +161,23 @@ describe('first-party tools as alice on the real Nextcloud 33', () => {
     });
     assert.equal(stack.status, 200, stack.text);
     const token = await room();
-    s.llm.enqueue({ toolCalls: [{ id: 'c9', name: 'deck_create_card', arguments: JSON.stringify({ boardId: board.data.id, stackId: stack.data.id, title: 'Write the report' }) }] }, { text: ['Card added.'] });
+    s.llm.enqueue(
+      {
+        toolCalls: [
+          { id: 'c9', name: 'deck_create_card', arguments: JSON.stringify({ boardId: board.data.id, stackId: stack.data.id, title: 'Write the report' }) },
+        ],
+      },
+      { text: ['Card added.'] },
+    );
     const answer = await s.ask('alice', token, `@${mention} add a card`);
-    const cards = await s.nc.request('alice', 'GET', `/index.php/apps/deck/api/v1.0/boards/${board.data.id}/stacks/${stack.data.id}`, { headers: { 'OCS-APIRequest': 'true' } });
+    const cards = await s.nc.request('alice', 'GET', `/index.php/apps/deck/api/v1.0/boards/${board.data.id}/stacks/${stack.data.id}`, {
+      headers: { 'OCS-APIRequest': 'true' },
+    });
     assert.equal(answer.at(-1)?.message, 'Card added.', text(answer));
-    assert.deepEqual((cards.data.cards ?? []).map((c: { title: string }) => c.title), ['Write the report']);
+    assert.deepEqual(
+      (cards.data.cards ?? []).map((c: { title: string }) => c.title),
+      ['Write the report'],
+    );
   });
 
   it('creates and reads a Collectives page in her collective', async () => {
@@ -147,7 +188,20 @@ describe('first-party tools as alice on the real Nextcloud 33', () => {
     const landing = (pages.data.pages as Array<{ id: number; parentId: number }>).find((p) => p.parentId === 0)!;
     const token = await room();
     s.llm.enqueue(
-      { toolCalls: [{ id: 'c10', name: 'collectives_create_page', arguments: JSON.stringify({ collective_id: collective.id, parent_id: landing.id, title: 'Meeting notes', content: '# Meeting notes\n\nAll agreed.' }) }] },
+      {
+        toolCalls: [
+          {
+            id: 'c10',
+            name: 'collectives_create_page',
+            arguments: JSON.stringify({
+              collective_id: collective.id,
+              parent_id: landing.id,
+              title: 'Meeting notes',
+              content: '# Meeting notes\n\nAll agreed.',
+            }),
+          },
+        ],
+      },
       { text: ['Page created.'] },
     );
     const answer = await s.ask('alice', token, `@${mention} write the meeting notes`);
@@ -156,7 +210,10 @@ describe('first-party tools as alice on the real Nextcloud 33', () => {
     const page = (after.data.pages as Array<{ id: number; title: string }>).find((p) => p.title === 'Meeting notes');
     assert.ok(page, `the page exists in the collective: ${text(answer)}`);
     const read = await room();
-    s.llm.enqueue({ toolCalls: [{ id: 'c11', name: 'collectives_read_page', arguments: JSON.stringify({ collective_id: collective.id, page_id: page.id }) }] }, { text: ['Read.'] });
+    s.llm.enqueue(
+      { toolCalls: [{ id: 'c11', name: 'collectives_read_page', arguments: JSON.stringify({ collective_id: collective.id, page_id: page.id }) }] },
+      { text: ['Read.'] },
+    );
     await s.ask('alice', read, `@${mention} read the meeting notes`);
     assert.match(lastToolOutput(s.llm.chatRequests().at(-1)!), /All agreed/);
   });

@@ -10,7 +10,6 @@ import { startStack, unique, type Stack } from './stack.ts';
 
 const WORKER_JOB = 'OCA\\WebhookListeners\\BackgroundJobs\\WebhookCall';
 
-
 describe('wiki sync on the real Nextcloud 33', () => {
   let s: Stack;
   let mention: string;
@@ -33,7 +32,11 @@ describe('wiki sync on the real Nextcloud 33', () => {
   it('registered its file listeners with webhook_listeners when AppAPI enabled it', async () => {
     const listeners = JSON.parse(await s.nc.occ('webhook_listeners:list', '--output=json')) as Array<{ appId: string | null; uri: string; event: string }>;
     const ours = listeners.filter((l) => l.appId === 'educai');
-    assert.deepEqual(ours.map((l) => l.event.split('\\').at(-1)).sort(), ['NodeDeletedEvent', 'NodeRenamedEvent', 'NodeWrittenEvent'], JSON.stringify(listeners));
+    assert.deepEqual(
+      ours.map((l) => l.event.split('\\').at(-1)).sort(),
+      ['NodeDeletedEvent', 'NodeRenamedEvent', 'NodeWrittenEvent'],
+      JSON.stringify(listeners),
+    );
     assert.ok(ours.every((l) => l.uri === '/wiki_file_events'));
   });
 
@@ -50,11 +53,20 @@ describe('wiki sync on the real Nextcloud 33', () => {
 
   /** Text's editor as alice: a session on the page, optionally with an unsaved change. */
   async function openInText(path: string, unsaved: boolean) {
-    const found = await s.nc.dav('alice', 'PROPFIND', path, '<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:fileid/></d:prop></d:propfind>', { Depth: '0' });
+    const found = await s.nc.dav(
+      'alice',
+      'PROPFIND',
+      path,
+      '<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><oc:fileid/></d:prop></d:propfind>',
+      { Depth: '0' },
+    );
     const fileId = Number(/<oc:fileid>(\d+)</.exec(found.text)?.[1]);
     assert.ok(fileId > 0, found.text);
     const text = (method: string, action: string, body: object) =>
-      s.nc.request('alice', method, `/index.php/apps/text/session/${fileId}/${action}`, { body: JSON.stringify(body), headers: { 'Content-Type': 'application/json', 'OCS-APIRequest': 'true' } });
+      s.nc.request('alice', method, `/index.php/apps/text/session/${fileId}/${action}`, {
+        body: JSON.stringify(body),
+        headers: { 'Content-Type': 'application/json', 'OCS-APIRequest': 'true' },
+      });
     const created = await text('PUT', 'create', { fileId });
     assert.equal(created.status, 200, created.text);
     const c = created.data as { session: { id: number; token: string }; document: { baseVersionEtag: string } };
@@ -78,7 +90,10 @@ describe('wiki sync on the real Nextcloud 33', () => {
       await s.nc.putFile('alice', `${root}/${page}`, '# Open page\n\nfirst\n');
       const editor = await openInText(`${root}/${page}`, unsaved);
       const botContent = `# Open page\n\nwritten by the bot (${unsaved ? 'dirty' : 'clean'})\n`;
-      s.llm.enqueue({ toolCalls: [{ id: `w-${page}`, name: 'wiki_write_page', arguments: JSON.stringify({ path: page, content: botContent, mode: 'overwrite' }) }] }, { text: ['Updated.'] });
+      s.llm.enqueue(
+        { toolCalls: [{ id: `w-${page}`, name: 'wiki_write_page', arguments: JSON.stringify({ path: page, content: botContent, mode: 'overwrite' }) }] },
+        { text: ['Updated.'] },
+      );
       await s.ask('alice', token, `@${mention} update ${page}`);
       assert.equal(await s.nc.readFile('alice', `${root}/${page}`), botContent, 'the bot wrote the page');
       const saved = await editor.save('# Open page\n\nfrom the editor\n');

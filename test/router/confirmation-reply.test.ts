@@ -1,10 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  DEFAULT_AFFIRMATIVES,
-  DEFAULT_NEGATIVES,
-  parseConfirmationReply,
-} from '../../lib/confirmations/confirmation-reply.ts';
+import { DEFAULT_AFFIRMATIVES, DEFAULT_NEGATIVES, parseConfirmationReply } from '../../lib/confirmations/confirmation-reply.ts';
 import { parseTalkWebhook } from '../../lib/talk/webhook-schema.ts';
 import { parseWebhookMessage } from '../../lib/talk/message-parser.ts';
 import { webhookBodies } from '../helpers/fixtures.ts';
@@ -61,10 +57,7 @@ describe('parseConfirmationReply', () => {
 
   it('a user named "yes" confirms nothing: the raw webhook text holds a placeholder', () => {
     const [body] = webhookBodies('61-talk-webhook-mention.json');
-    const content = JSON.stringify({
-      message: '{mention-user1} 4821',
-      parameters: { 'mention-user1': { type: 'user', id: 'yes', name: 'yes' } },
-    });
+    const content = JSON.stringify({ message: '{mention-user1} 4821', parameters: { 'mention-user1': { type: 'user', id: 'yes', name: 'yes' } } });
     const forged = structuredClone(body) as { object: { content: string } };
     forged.object.content = content;
     const result = parseTalkWebhook(forged);

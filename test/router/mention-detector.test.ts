@@ -1,11 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  findBotMentions,
-  isValidMention,
-  listMentionTokens,
-  stripMention,
-} from '../../lib/talk/mention-detector.ts';
+import { findBotMentions, isValidMention, listMentionTokens, stripMention } from '../../lib/talk/mention-detector.ts';
 import { parseTalkWebhook } from '../../lib/talk/webhook-schema.ts';
 import { parseWebhookMessage } from '../../lib/talk/message-parser.ts';
 import { webhookBodies } from '../helpers/fixtures.ts';
@@ -38,7 +33,22 @@ describe('findBotMentions', () => {
   });
 
   it('accepts trailing punctuation and brackets', () => {
-    for (const text of ['@tutor,', '@tutor?', '@tutor!', '@tutor.', '@tutor:', '@tutor;', '(@tutor)', '(@tutor).', '"@tutor"', '**@tutor**', '@tutor?! now', '/tutor, go', '[@tutor]', '@tutor…']) {
+    for (const text of [
+      '@tutor,',
+      '@tutor?',
+      '@tutor!',
+      '@tutor.',
+      '@tutor:',
+      '@tutor;',
+      '(@tutor)',
+      '(@tutor).',
+      '"@tutor"',
+      '**@tutor**',
+      '@tutor?! now',
+      '/tutor, go',
+      '[@tutor]',
+      '@tutor…',
+    ]) {
       assert.deepEqual(names(text), ['tutor'], text);
     }
   });

@@ -99,10 +99,35 @@ function errorsOf(tree: unknown): Record<string, string> {
 describe('validateQuestionTree', () => {
   it('accepts a branching tree with a free-text answer and normalises a missing or empty next to null', () => {
     assert.deepEqual(validateQuestionTree(TREE), { ok: true, tree: TREE });
-    const loose = { start: 'q', questions: [{ id: 'q', text: ' Q? ', answers: [{ id: 'a', text: 'A', next: '' }, { id: 'b', text: 'B' }], extra: 1 }] };
+    const loose = {
+      start: 'q',
+      questions: [
+        {
+          id: 'q',
+          text: ' Q? ',
+          answers: [
+            { id: 'a', text: 'A', next: '' },
+            { id: 'b', text: 'B' },
+          ],
+          extra: 1,
+        },
+      ],
+    };
     assert.deepEqual(validateQuestionTree(loose), {
       ok: true,
-      tree: { start: 'q', questions: [{ id: 'q', text: 'Q?', answers: [{ id: 'a', text: 'A', next: null }, { id: 'b', text: 'B', next: null }] }] },
+      tree: {
+        start: 'q',
+        questions: [
+          {
+            id: 'q',
+            text: 'Q?',
+            answers: [
+              { id: 'a', text: 'A', next: null },
+              { id: 'b', text: 'B', next: null },
+            ],
+          },
+        ],
+      },
     });
   });
 
@@ -133,7 +158,10 @@ describe('validateQuestionTree', () => {
     const many = Array.from({ length: MAX_QUESTIONS + 1 }, (_, i) => question(`q${i}`, [null]));
     assert.ok('questions' in errorsOf({ start: 'q0', questions: many }));
     assert.equal(validateQuestionTree({ start: 'q0', questions: many.slice(0, MAX_QUESTIONS) }).ok, true);
-    const wide = question('q', Array.from({ length: MAX_ANSWERS_PER_QUESTION + 1 }, () => null));
+    const wide = question(
+      'q',
+      Array.from({ length: MAX_ANSWERS_PER_QUESTION + 1 }, () => null),
+    );
     assert.ok('questions.0.answers' in errorsOf({ start: 'q', questions: [wide] }));
     wide.answers.pop();
     assert.equal(validateQuestionTree({ start: 'q', questions: [wide] }).ok, true);
@@ -197,7 +225,10 @@ for (const dialect of DIALECTS) {
       assert.equal(started?.responseMode, null);
       assert.equal(started?.deferredMessage, 'What is a prime number?');
       assert.equal(started?.activatedBy, 'alice');
-      assert.deepEqual((await service.inProgress(room)).map((s) => s.botId), [bot.id]);
+      assert.deepEqual(
+        (await service.inProgress(room)).map((s) => s.botId),
+        [bot.id],
+      );
 
       const result = await service.answer(bot, room, 'A)', MEMBER);
       assert.equal(result.completed, true);
@@ -305,7 +336,10 @@ for (const dialect of DIALECTS) {
       assert.match(level.reply, /Which topic\?/);
       const done = await service.answer(bot, room, 'algebra', MOD);
       assert.equal(done.completed, true);
-      assert.deepEqual((await service.getState(bot.id, room))?.answers.map((a) => a.answerId), ['advanced', 'algebra']);
+      assert.deepEqual(
+        (await service.getState(bot.id, room))?.answers.map((a) => a.answerId),
+        ['advanced', 'algebra'],
+      );
 
       const room2 = freshRoom();
       await service.start(bot, room2, 'alice', null);
@@ -346,7 +380,10 @@ for (const dialect of DIALECTS) {
       const first = makeBot('first');
       const second = makeBot('second');
       const elsewhere = makeBot('elsewhere');
-      for (const [bot, token] of [[first, room], [elsewhere, other]] as const) {
+      for (const [bot, token] of [
+        [first, room],
+        [elsewhere, other],
+      ] as const) {
         await service.start(bot, token, 'alice', null);
         await service.answer(bot, token, 'B', MOD);
       }
@@ -357,7 +394,10 @@ for (const dialect of DIALECTS) {
       assert.equal((await service.getState(first.id, room))?.responseMode, 'mention');
       assert.equal((await service.getState(first.id, room))?.onboardingStatus, 'completed');
       assert.equal(await service.alwaysModeBot(other), elsewhere.id, 'other rooms keep their always-mode bot');
-      assert.deepEqual((await service.roomStates(room)).map((s) => s.botId), [first.id, second.id]);
+      assert.deepEqual(
+        (await service.roomStates(room)).map((s) => s.botId),
+        [first.id, second.id],
+      );
     });
 
     it('orders onboardings in progress by activation, resets and restarts', async () => {
@@ -366,7 +406,10 @@ for (const dialect of DIALECTS) {
       const b = makeBot('b1');
       await service.start(a, room, 'alice', null);
       await service.start(b, room, 'bob', 'x');
-      assert.deepEqual((await service.inProgress(room)).map((s) => s.botId), [a.id, b.id]);
+      assert.deepEqual(
+        (await service.inProgress(room)).map((s) => s.botId),
+        [a.id, b.id],
+      );
       assert.equal(await service.reset(a.id, room), true);
       assert.equal(await service.reset(a.id, room), false);
       assert.equal(await service.getState(a.id, room), null);
@@ -401,9 +444,7 @@ for (const dialect of DIALECTS) {
       const interleave = new InterleavePlugin(lockWait);
       const racing = dialect === 'postgres' ? new OnboardingService(tdb.db.withPlugin(interleave), () => now) : service;
       interleave.armed = dialect === 'postgres';
-      const results = await Promise.all([racing.answer(bot, room, 'exam', MOD), racing.answer(bot, room, 'exam', MOD)]).finally(() =>
-        observer.close(),
-      );
+      const results = await Promise.all([racing.answer(bot, room, 'exam', MOD), racing.answer(bot, room, 'exam', MOD)]).finally(() => observer.close());
       assert.equal(results.filter((r) => r.deferredMessage === 'deferred').length, 1, 'the deferred message is handed out once');
       assert.equal((await service.getState(bot.id, room))?.answers.length, 2);
     });

@@ -17,7 +17,11 @@ export const system = (): Record<string, string> => ({
   'AUTHORIZATION-APP-API': Buffer.from(`:${TEST_SECRET}`).toString('base64'),
   'Content-Type': 'application/json',
 });
-export const asUser = (uid: string): Record<string, string> => ({ ...system(), 'AUTHORIZATION-APP-API': Buffer.from(`${uid}:${TEST_SECRET}`).toString('base64'), requesttoken: 't' });
+export const asUser = (uid: string): Record<string, string> => ({
+  ...system(),
+  'AUTHORIZATION-APP-API': Buffer.from(`${uid}:${TEST_SECRET}`).toString('base64'),
+  requesttoken: 't',
+});
 
 export interface ClusterProcess {
   role: 'web' | 'worker' | 'all';
@@ -49,23 +53,52 @@ export class Cluster {
   }
 
   /** `env`: extra variables for every process (lease time, concurrency). */
-  static async create(nc: FakeNextcloud, options: { rooms: number; env?: Record<string, string>; bot?: { visibility: 'personal' | 'global' } }): Promise<Cluster> {
+  static async create(
+    nc: FakeNextcloud,
+    options: { rooms: number; env?: Record<string, string>; bot?: { visibility: 'personal' | 'global' } },
+  ): Promise<Cluster> {
     const tdb = await createTestDatabase('postgres');
     // Every replica must decrypt what another stored: one vault key for all of them (docs/DEPLOYMENT.md).
     const env = { EDUCAI_VAULT_KEY: randomBytes(32).toString('base64url'), ...options.env };
     const cluster = new Cluster(nc, tdb, env);
     const visibility = options.bot?.visibility ?? 'global';
-    const bot = await new BotStore(tdb.db).create({ displayName: 'Tutor', mention: 'tutor', systemPrompt: 'You teach.', visibility }, 'alice', visibility === 'global' ? { approvalStatus: 'approved' } : {});
+    const bot = await new BotStore(tdb.db).create(
+      { displayName: 'Tutor', mention: 'tutor', systemPrompt: 'You teach.', visibility },
+      'alice',
+      visibility === 'global' ? { approvalStatus: 'approved' } : {},
+    );
     cluster.botId = bot.id;
     const now = Date.now();
     for (let i = 0; i < options.rooms; i++) {
-      const token = nc.createRoom({ name: `scale ${i}`, type: 2, participants: [{ actorId: 'alice', participantType: 1 }, { actorId: 'bob', participantType: 3 }] }).token;
+      const token = nc.createRoom({
+        name: `scale ${i}`,
+        type: 2,
+        participants: [
+          { actorId: 'alice', participantType: 1 },
+          { actorId: 'bob', participantType: 3 },
+        ],
+      }).token;
       cluster.rooms.push(token);
     }
     for (let i = 0; i < cluster.rooms.length; i += 200) {
       await tdb.db
         .insertInto('room_states')
-        .values(cluster.rooms.slice(i, i + 200).map((token) => ({ bot_id: bot.id, room_token: token, response_mode: 'mention' as const, onboarding_status: 'completed' as const, current_question_id: null, onboarding_answers: '[]', deferred_message: null, activated_by: 'alice', created_at: now, updated_at: now })))
+        .values(
+          cluster.rooms
+            .slice(i, i + 200)
+            .map((token) => ({
+              bot_id: bot.id,
+              room_token: token,
+              response_mode: 'mention' as const,
+              onboarding_status: 'completed' as const,
+              current_question_id: null,
+              onboarding_answers: '[]',
+              deferred_message: null,
+              activated_by: 'alice',
+              created_at: now,
+              updated_at: now,
+            })),
+        )
         .execute();
     }
     return cluster;
@@ -79,10 +112,13 @@ export class Cluster {
   async start(role: 'web' | 'worker' | 'all', env: Record<string, string> = {}): Promise<ClusterProcess> {
     const logFile = join(this.#logDir, `${role}-${this.processes.length}.log`);
     const level = env.LOG_LEVEL ?? 'info';
-    const app = new ExAppProcess(await freePort(), exAppEnv(this.#nc.url, this.#tdb, { EDUCAI_ROLE: role, ...this.#env, ...env, LOG_LEVEL: level }), { logFile });
+    const app = new ExAppProcess(await freePort(), exAppEnv(this.#nc.url, this.#tdb, { EDUCAI_ROLE: role, ...this.#env, ...env, LOG_LEVEL: level }), {
+      logFile,
+    });
     await app.start();
     // (Above info there is no such line: the caller waits its own way.)
-    if (level === 'info') await waitFor(() => existsSync(logFile) && readFileSync(logFile, 'utf8').includes('"msg":"listening"'), `the ${role} process to be built`, 120_000);
+    if (level === 'info')
+      await waitFor(() => existsSync(logFile) && readFileSync(logFile, 'utf8').includes('"msg":"listening"'), `the ${role} process to be built`, 120_000);
     const p = { role, app, logFile };
     this.processes.push(p);
     return p;
@@ -97,7 +133,11 @@ export class Cluster {
     const web = this.web();
     assert.deepEqual(await (await fetch(`${web.url}/enabled?enabled=1`, { method: 'PUT', headers: system() })).json(), { error: '' });
     const admin = asUser('admin');
-    const saved = await fetch(`${web.url}/api/v1/admin/settings`, { method: 'PUT', headers: admin, body: JSON.stringify({ primaryEndpoint: llmUrl, primaryKey: LLM_KEY, defaultModel: 'primary:fake-model' }) });
+    const saved = await fetch(`${web.url}/api/v1/admin/settings`, {
+      method: 'PUT',
+      headers: admin,
+      body: JSON.stringify({ primaryEndpoint: llmUrl, primaryKey: LLM_KEY, defaultModel: 'primary:fake-model' }),
+    });
     assert.equal(saved.status, 200);
     // The fake provider listens on 127.0.0.1, which the egress module reaches only when allow-listed (S18).
     const egress = await fetch(`${web.url}/api/v1/admin/egress`, { method: 'PUT', headers: admin, body: JSON.stringify({ allowList: ['127.0.0.1'] }) });

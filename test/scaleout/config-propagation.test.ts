@@ -7,7 +7,10 @@ import { TEST_SECRET, waitFor } from '../helpers/harness.ts';
 import { asUser, Cluster, LLM_KEY } from './cluster.ts';
 
 const ROOMS = 6;
-const handled = (logFile: string) => readFileSync(logFile, 'utf8').split('\n').filter((l) => l.includes('"Talk event handled"')).length;
+const handled = (logFile: string) =>
+  readFileSync(logFile, 'utf8')
+    .split('\n')
+    .filter((l) => l.includes('"Talk event handled"')).length;
 
 describe('scale-out: a bot edited through the web process', () => {
   let nc: FakeNextcloud;

@@ -20,7 +20,9 @@ describe('scale-out: two web processes receive /enabled at the same time', () =>
   });
 
   it('ends with one Talk bot registered, its secret stored once', async () => {
-    const answers = await Promise.all([0, 1].map(async (i) => (await fetch(`${cluster.web(i).url}/enabled?enabled=1`, { method: 'PUT', headers: system() })).json()));
+    const answers = await Promise.all(
+      [0, 1].map(async (i) => (await fetch(`${cluster.web(i).url}/enabled?enabled=1`, { method: 'PUT', headers: system() })).json()),
+    );
     assert.deepEqual(answers, [{ error: '' }, { error: '' }]);
     const registrations = nc.calls.filter((c) => c.method === 'POST' && c.path.endsWith('/api/v1/talk_bot'));
     assert.equal(registrations.length, 2, 'each replica registered');

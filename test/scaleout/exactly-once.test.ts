@@ -58,8 +58,17 @@ describe('scale-out: 1 web and 3 worker processes on one PostgreSQL', () => {
     }
     // The work was shared: every worker answered turns.
     const workers = cluster.processes.filter((p) => p.role === 'worker');
-    const handled = workers.map((w) => readFileSync(w.logFile, 'utf8').split('\n').filter((l) => l.includes('"Talk event handled"')).length);
-    assert.equal(handled.reduce((a, b) => a + b, 0), ROOMS * PER_ROOM, 'each event handled once in all');
+    const handled = workers.map(
+      (w) =>
+        readFileSync(w.logFile, 'utf8')
+          .split('\n')
+          .filter((l) => l.includes('"Talk event handled"')).length,
+    );
+    assert.equal(
+      handled.reduce((a, b) => a + b, 0),
+      ROOMS * PER_ROOM,
+      'each event handled once in all',
+    );
     for (const n of handled) assert.ok(n > 0, `every worker took turns (${handled.join(', ')})`);
     // The web process answers webhooks only.
     assert.ok(!readFileSync(cluster.processes[0]!.logFile, 'utf8').includes('"Talk event handled"'));

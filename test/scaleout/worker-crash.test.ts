@@ -48,7 +48,11 @@ describe('scale-out: kill -9 of a worker in the middle of a streamed answer', ()
     assert.deepEqual(cluster.replies(room), ['First paragraph.', 'Second paragraph, continued.'], 'no chunk repeated');
     const resumed = llm.lastChatBody().messages as Array<{ role: string; content: string }>;
     assert.match(resumed[0]!.content, /interrupted[\s\S]*First paragraph\./i, 'the model continues after what was posted');
-    const row = await cluster.db.db.selectFrom('inbox_progress').select(['status', 'attempts']).where('inbox_id', '=', held[0]!.inbox_id).executeTakeFirstOrThrow();
+    const row = await cluster.db.db
+      .selectFrom('inbox_progress')
+      .select(['status', 'attempts'])
+      .where('inbox_id', '=', held[0]!.inbox_id)
+      .executeTakeFirstOrThrow();
     assert.equal(row.status, 'done');
     assert.equal(row.attempts, 2, 'claimed once by each worker');
   });

@@ -13,7 +13,8 @@ for (const dialect of DIALECTS) {
     });
     after(async () => s.close());
 
-    const as = (uid: string, method: string, path: string, body?: unknown) => s.h.fetch(path, { method, headers: s.h.browserHeaders(uid), ...(body === undefined ? {} : { body }) });
+    const as = (uid: string, method: string, path: string, body?: unknown) =>
+      s.h.fetch(path, { method, headers: s.h.browserHeaders(uid), ...(body === undefined ? {} : { body }) });
 
     it('lets only admins read and change them, with the CSRF header', async () => {
       for (const path of ['/api/v1/admin/egress', '/api/v1/admin/agent', '/api/v1/admin/reply-links']) {

@@ -134,7 +134,12 @@ for (const dialect of DIALECTS) {
       assert.equal(await llmSettings.getKey('secondary'), null);
       assert.ok(!res.text.includes(SECOND_KEY));
 
-      const bad = await request(app).put('/api/v1/admin/settings').set(appApiHeaders('admin')).set(CSRF).set('Content-Type', 'application/json').send('{"broken');
+      const bad = await request(app)
+        .put('/api/v1/admin/settings')
+        .set(appApiHeaders('admin'))
+        .set(CSRF)
+        .set('Content-Type', 'application/json')
+        .send('{"broken');
       assert.equal(bad.status, 400);
       const big = await request(app)
         .put('/api/v1/admin/settings')

@@ -26,7 +26,11 @@ describe('AppAPI auth matrix', () => {
   ];
   for (const [name, headers] of bad) {
     it(`refuses ${name} with 401 JSON`, async () => {
-      for (const [method, path] of [['GET', '/api/v1/me'], ['POST', '/init'], ['POST', '/talk_bot']] as const) {
+      for (const [method, path] of [
+        ['GET', '/api/v1/me'],
+        ['POST', '/init'],
+        ['POST', '/talk_bot'],
+      ] as const) {
         const r = await h.fetch(path, { method, headers: headers(h) });
         assert.equal(r.status, 401, `${method} ${path}`);
         assert.equal(r.json?.error?.code, 'unauthorized');

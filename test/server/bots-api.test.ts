@@ -16,7 +16,14 @@ import { DIALECTS } from '../helpers/databases.ts';
 const TREE = {
   start: 'level',
   questions: [
-    { id: 'level', text: 'Your level?', answers: [{ id: 'a', text: 'Beginner', next: 'topic' }, { id: 'b', text: 'Advanced', next: null }] },
+    {
+      id: 'level',
+      text: 'Your level?',
+      answers: [
+        { id: 'a', text: 'Beginner', next: 'topic' },
+        { id: 'b', text: 'Advanced', next: null },
+      ],
+    },
     { id: 'topic', text: 'Which topic?', answers: [{ id: 'free', text: 'Tell me', next: null, type: 'free_text' }] },
   ],
 };
@@ -89,7 +96,10 @@ for (const dialect of DIALECTS) {
       assert.equal(edited.body.bot.systemPrompt, 'Explain fractions.', 'absent fields stay');
 
       const all = S.botListAnswer.parse((await w.api('admin', 'get', '/api/v1/admin/bots')).body);
-      assert.ok(all.bots.some((b) => b.id === bot.id), 'admins see every bot');
+      assert.ok(
+        all.bots.some((b) => b.id === bot.id),
+        'admins see every bot',
+      );
       assert.equal((await w.api('student', 'get', '/api/v1/admin/bots')).status, 403);
       const adminEdit = await w.api('admin', 'put', `/api/v1/admin/bots/${bot.id}`, { description: 'Checked' });
       assert.equal(adminEdit.body.bot.description, 'Checked', 'admins edit every bot');
@@ -104,33 +114,96 @@ for (const dialect of DIALECTS) {
       for (const reserved of ['all', '@ALL', 'here', 'everyone']) {
         await expectFields('owner', 'post', '/api/v1/bots', { displayName: 'Talk word', mention: reserved }, { mention: MENTION_RESERVED });
       }
-      await expectFields('owner', 'post', '/api/v1/bots', { displayName: 'Model', mention: freshMention('m'), model: 'primary:not-on-the-list' }, { model: /not allowed/ });
-      await expectFields('owner', 'post', '/api/v1/bots', { displayName: 'Hot', mention: freshMention('t'), temperature: 1.5 }, { temperature: /between 0 and 1/ });
-      await expectFields('owner', 'post', '/api/v1/bots', { displayName: 'Cold', mention: freshMention('t'), temperature: -0.1 }, { temperature: /between 0 and 1/ });
       await expectFields(
         'owner',
         'post',
         '/api/v1/bots',
-        { displayName: 'Tree', mention: freshMention('tree'), onboardingQuestions: { start: 'missing', questions: [{ id: 'q', text: 'Q?', answers: [{ id: 'a', text: 'A', next: 'nowhere' }] }] } },
+        { displayName: 'Model', mention: freshMention('m'), model: 'primary:not-on-the-list' },
+        { model: /not allowed/ },
+      );
+      await expectFields(
+        'owner',
+        'post',
+        '/api/v1/bots',
+        { displayName: 'Hot', mention: freshMention('t'), temperature: 1.5 },
+        { temperature: /between 0 and 1/ },
+      );
+      await expectFields(
+        'owner',
+        'post',
+        '/api/v1/bots',
+        { displayName: 'Cold', mention: freshMention('t'), temperature: -0.1 },
+        { temperature: /between 0 and 1/ },
+      );
+      await expectFields(
+        'owner',
+        'post',
+        '/api/v1/bots',
+        {
+          displayName: 'Tree',
+          mention: freshMention('tree'),
+          onboardingQuestions: { start: 'missing', questions: [{ id: 'q', text: 'Q?', answers: [{ id: 'a', text: 'A', next: 'nowhere' }] }] },
+        },
         { onboardingQuestions: /start/, 'onboardingQuestions.start': /No question/, 'onboardingQuestions.questions.0.answers.0.next': /nowhere/ },
       );
-      await expectFields('owner', 'post', '/api/v1/bots', { displayName: 'Tree', mention: freshMention('tree'), onboardingQuestions: 'not a tree' }, { onboardingQuestions: /question tree/ });
+      await expectFields(
+        'owner',
+        'post',
+        '/api/v1/bots',
+        { displayName: 'Tree', mention: freshMention('tree'), onboardingQuestions: 'not a tree' },
+        { onboardingQuestions: /question tree/ },
+      );
       // Every problem at once, each on its field; a write tool's config is checked against the provider too.
       const fields = await expectFields(
         'owner',
         'post',
         '/api/v1/bots',
-        { displayName: '', mention: 'all', temperature: 7, model: 'primary:nope', visibility: 'groups', allowedGroups: [], guestsAllowed: true, tools: [{ name: READ_TOOL, config: { url: 'x' } }] },
-        { displayName: /name/, mention: MENTION_RESERVED, temperature: /between/, model: /not allowed/, allowedGroups: /at least one group/, guestsAllowed: /everyone/, [`tools.${READ_TOOL}.config`]: /no configuration/ },
+        {
+          displayName: '',
+          mention: 'all',
+          temperature: 7,
+          model: 'primary:nope',
+          visibility: 'groups',
+          allowedGroups: [],
+          guestsAllowed: true,
+          tools: [{ name: READ_TOOL, config: { url: 'x' } }],
+        },
+        {
+          displayName: /name/,
+          mention: MENTION_RESERVED,
+          temperature: /between/,
+          model: /not allowed/,
+          allowedGroups: /at least one group/,
+          guestsAllowed: /everyone/,
+          [`tools.${READ_TOOL}.config`]: /no configuration/,
+        },
       );
       assert.ok(Object.keys(fields).length >= 7);
-      await expectFields('owner', 'post', '/api/v1/bots', { displayName: 'Everyone', mention: freshMention('g'), visibility: 'global' }, { visibility: /administrators/ });
-      await expectFields('owner', 'post', '/api/v1/bots', { displayName: 'Teams', mention: freshMention('g'), visibility: 'teams', allowedTeams: ['../../etc'] }, { 'allowedTeams.0': /team id/ });
+      await expectFields(
+        'owner',
+        'post',
+        '/api/v1/bots',
+        { displayName: 'Everyone', mention: freshMention('g'), visibility: 'global' },
+        { visibility: /administrators/ },
+      );
+      await expectFields(
+        'owner',
+        'post',
+        '/api/v1/bots',
+        { displayName: 'Teams', mention: freshMention('g'), visibility: 'teams', allowedTeams: ['../../etc'] },
+        { 'allowedTeams.0': /team id/ },
+      );
 
       // Edits: the mention is fixed, and a failed edit changes nothing.
       const mine = await w.api('owner', 'post', '/api/v1/bots', { displayName: 'Mine', mention: freshMention('mine'), systemPrompt: 'Keep' });
       await expectFields('owner', 'put', `/api/v1/bots/${mine.body.bot.id}`, { mention: freshMention('other') }, { mention: /cannot be changed/ });
-      await expectFields('owner', 'put', `/api/v1/bots/${mine.body.bot.id}`, { systemPrompt: 'Changed', temperature: 2, onboardingQuestions: { start: 'x', questions: [] } }, { temperature: /between/, onboardingQuestions: /question/ });
+      await expectFields(
+        'owner',
+        'put',
+        `/api/v1/bots/${mine.body.bot.id}`,
+        { systemPrompt: 'Changed', temperature: 2, onboardingQuestions: { start: 'x', questions: [] } },
+        { temperature: /between/, onboardingQuestions: /question/ },
+      );
       const after = await w.api('owner', 'get', `/api/v1/bots/${mine.body.bot.id}`);
       assert.equal(after.body.bot.systemPrompt, 'Keep');
       assert.equal(after.body.bot.updatedAt, mine.body.bot.updatedAt);
@@ -149,43 +222,107 @@ for (const dialect of DIALECTS) {
     });
 
     it('lists approvals, permissions, groups and teams per user', async () => {
-      const draft = await w.api('owner', 'post', '/api/v1/bots', { displayName: 'For 7b', mention: freshMention('q'), visibility: 'groups', allowedGroups: [GROUP], tools: [{ name: WRITE_TOOL }] });
+      const draft = await w.api('owner', 'post', '/api/v1/bots', {
+        displayName: 'For 7b',
+        mention: freshMention('q'),
+        visibility: 'groups',
+        allowedGroups: [GROUP],
+        tools: [{ name: WRITE_TOOL }],
+      });
       await w.api('owner', 'post', `/api/v1/bots/${draft.body.bot.id}/submit`, { reason: 'Homework help', capabilities: 'Mails reminders' });
       const forSub = S.approvalsAnswer.parse((await w.api('subadmin', 'get', '/api/v1/approvals')).body);
       const item = forSub.bots.find((b) => b.id === draft.body.bot.id);
       assert.ok(item, 'the sub-admin of the group reviews it');
       assert.equal(item.isUpdate, false);
-      assert.deepEqual(item.reviewTarget.tools.map((t) => t.name), [WRITE_TOOL]);
+      assert.deepEqual(
+        item.reviewTarget.tools.map((t) => t.name),
+        [WRITE_TOOL],
+      );
       assert.equal(item.questionnaire?.capabilities, 'Mails reminders');
       assert.ok(!S.approvalsAnswer.parse((await w.api('teammod', 'get', '/api/v1/approvals')).body).bots.some((b) => b.id === draft.body.bot.id));
 
       const perms = S.permissionsAnswer.parse((await w.api('subadmin', 'get', '/api/v1/permissions')).body);
-      assert.deepEqual(perms.permissions, { isAdmin: false, isGroupAdmin: true, isTeamAdmin: false, hasApprovalRights: true, adminGroups: [GROUP], adminTeams: [] });
-      assert.deepEqual(perms.visibilities.map((v) => [v.value, v.requiresApproval]), [['personal', false], ['groups', false], ['teams', true]]);
+      assert.deepEqual(perms.permissions, {
+        isAdmin: false,
+        isGroupAdmin: true,
+        isTeamAdmin: false,
+        hasApprovalRights: true,
+        adminGroups: [GROUP],
+        adminTeams: [],
+      });
+      assert.deepEqual(
+        perms.visibilities.map((v) => [v.value, v.requiresApproval]),
+        [
+          ['personal', false],
+          ['groups', false],
+          ['teams', true],
+        ],
+      );
       const adminPerms = S.permissionsAnswer.parse((await w.api('admin', 'get', '/api/v1/permissions')).body);
-      assert.deepEqual(adminPerms.visibilities.map((v) => v.value), ['personal', 'groups', 'teams', 'global']);
+      assert.deepEqual(
+        adminPerms.visibilities.map((v) => v.value),
+        ['personal', 'groups', 'teams', 'global'],
+      );
       const modPerms = S.permissionsAnswer.parse((await w.api('teammod', 'get', '/api/v1/permissions')).body);
       assert.deepEqual(modPerms.permissions.adminTeams.map((t) => t.displayName).sort(), ['Mixed team', 'Team 7b']);
 
       const groups = S.groupsAnswer.parse((await w.api('student', 'get', '/api/v1/groups')).body);
       assert.deepEqual(groups.groups, [{ id: GROUP, displayName: GROUP, canPublish: false }]);
       const adminGroups = S.groupsAnswer.parse((await w.api('admin', 'get', '/api/v1/groups')).body);
-      assert.deepEqual(adminGroups.groups.map((g) => [g.id, g.canPublish]), [['admin', true], [GROUP, true]]);
+      assert.deepEqual(
+        adminGroups.groups.map((g) => [g.id, g.canPublish]),
+        [
+          ['admin', true],
+          [GROUP, true],
+        ],
+      );
       const subGroups = S.groupsAnswer.parse((await w.api('subadmin', 'get', '/api/v1/groups')).body);
       assert.deepEqual(subGroups.groups, [{ id: GROUP, displayName: GROUP, canPublish: true }]);
 
       const teams = S.teamsAnswer.parse((await w.api('student', 'get', '/api/v1/teams')).body);
-      assert.deepEqual(teams.teams.map((t) => [t.displayName, t.canPublish]), [['Mixed team', false], ['Team 7b', false]]);
+      assert.deepEqual(
+        teams.teams.map((t) => [t.displayName, t.canPublish]),
+        [
+          ['Mixed team', false],
+          ['Team 7b', false],
+        ],
+      );
       const modTeams = S.teamsAnswer.parse((await w.api('teammod', 'get', '/api/v1/teams')).body);
-      assert.deepEqual(modTeams.teams.map((t) => [t.displayName, t.level, t.canPublish]), [['Mixed team', 9, true], ['Team 7b', 4, true]]);
-      assert.ok(w.nc.calls.filter((c) => c.path.endsWith('/apps/circles/circles')).every((c) => c.user !== '' && c.user !== null), 'teams are read as the user');
+      assert.deepEqual(
+        modTeams.teams.map((t) => [t.displayName, t.level, t.canPublish]),
+        [
+          ['Mixed team', 9, true],
+          ['Team 7b', 4, true],
+        ],
+      );
+      assert.ok(
+        w.nc.calls.filter((c) => c.path.endsWith('/apps/circles/circles')).every((c) => c.user !== '' && c.user !== null),
+        'teams are read as the user',
+      );
     });
 
     it('shows the catalogue of usable bots with the reason for access, tools and knowledge', async () => {
       const personal = await w.api('student', 'post', '/api/v1/bots', { displayName: 'Mine', mention: freshMention('mine') });
-      const group = await w.api('subadmin', 'post', '/api/v1/bots', { displayName: 'Class', mention: freshMention('class'), visibility: 'groups', allowedGroups: [GROUP], tools: [{ name: READ_TOOL }], knowledgeEnabled: true });
-      const team = await w.api('teammod', 'post', '/api/v1/bots', { displayName: 'Team', mention: freshMention('team'), visibility: 'teams', allowedTeams: [w.teamId] });
-      const global = await w.api('admin', 'post', '/api/v1/bots', { displayName: 'All', mention: freshMention('all'), visibility: 'global', onboardingQuestions: TREE });
+      const group = await w.api('subadmin', 'post', '/api/v1/bots', {
+        displayName: 'Class',
+        mention: freshMention('class'),
+        visibility: 'groups',
+        allowedGroups: [GROUP],
+        tools: [{ name: READ_TOOL }],
+        knowledgeEnabled: true,
+      });
+      const team = await w.api('teammod', 'post', '/api/v1/bots', {
+        displayName: 'Team',
+        mention: freshMention('team'),
+        visibility: 'teams',
+        allowedTeams: [w.teamId],
+      });
+      const global = await w.api('admin', 'post', '/api/v1/bots', {
+        displayName: 'All',
+        mention: freshMention('all'),
+        visibility: 'global',
+        onboardingQuestions: TREE,
+      });
       const hidden = await w.api('owner', 'post', '/api/v1/bots', { displayName: 'Hidden', mention: freshMention('hidden') });
       const catalog = S.catalogAnswer.parse((await w.api('student', 'get', '/api/v1/catalog')).body);
       const byId = new Map(catalog.bots.map((b) => [b.id, b]));
@@ -198,7 +335,11 @@ for (const dialect of DIALECTS) {
       assert.deepEqual([g?.toolCount, g?.tools, g?.knowledgeEnabled, g?.knowledgeSourceCount], [1, [READ_TOOL], true, 3]);
       assert.equal(byId.get(global.body.bot.id)?.hasOnboarding, true);
       const adminCatalog = S.catalogAnswer.parse((await w.api('admin', 'get', '/api/v1/catalog')).body);
-      assert.equal(adminCatalog.bots.some((b) => b.id === group.body.bot.id), false, 'admins are not members of the group');
+      assert.equal(
+        adminCatalog.bots.some((b) => b.id === group.body.bot.id),
+        false,
+        'admins are not members of the group',
+      );
     });
 
     it('speaks in Talk: creates a room as the user, enables our bot and posts the first message with the mention', async () => {
@@ -206,15 +347,18 @@ for (const dialect of DIALECTS) {
       const res = await w.api('student', 'post', '/api/v1/talk/speak', { botId: bot.body.bot.id, message: 'What is 1/2 + 1/4?' });
       assert.equal(res.status, 200, res.text);
       const out = S.speakAnswer.parse(res.body);
-      assert.deepEqual({ ...out, roomToken: 'x', messageId: 0 }, {
-        success: true,
-        roomToken: 'x',
-        talkUrl: `${w.nc.url}/index.php/call/${out.roomToken}`,
-        botEnabled: true,
-        botWasAlreadyEnabled: false,
-        messageSent: true,
-        messageId: 0,
-      });
+      assert.deepEqual(
+        { ...out, roomToken: 'x', messageId: 0 },
+        {
+          success: true,
+          roomToken: 'x',
+          talkUrl: `${w.nc.url}/index.php/call/${out.roomToken}`,
+          botEnabled: true,
+          botWasAlreadyEnabled: false,
+          messageSent: true,
+          messageId: 0,
+        },
+      );
       const room = w.nc.room(out.roomToken);
       assert.equal(room.name, 'Chat with Helper');
       assert.equal(room.participant('student')?.participantType, 1, 'the user owns the new room');
@@ -226,7 +370,12 @@ for (const dialect of DIALECTS) {
       assert.equal(created?.user, 'student', 'the room is created as the user');
 
       // An existing room: only where the user moderates; a message that names the bot is left as it is.
-      const again = await w.api('student', 'post', '/api/v1/talk/speak', { botId: bot.body.bot.id, mode: 'existing', roomToken: out.roomToken, message: `hi @${bot.body.bot.mention}` });
+      const again = await w.api('student', 'post', '/api/v1/talk/speak', {
+        botId: bot.body.bot.id,
+        mode: 'existing',
+        roomToken: out.roomToken,
+        message: `hi @${bot.body.bot.mention}`,
+      });
       assert.equal(again.body.botWasAlreadyEnabled, true);
       assert.equal(room.messages.find((m) => m.id === again.body.messageId)?.message, `hi @${bot.body.bot.mention}`);
       w.nc.addParticipant(out.roomToken, { actorId: 'owner', participantType: 3 });
@@ -246,9 +395,19 @@ for (const dialect of DIALECTS) {
     });
 
     it('lists rooms, tells the bot status and lets moderators enable the bot', async () => {
-      const room = w.nc.createRoom({ name: 'Maths', type: 2, participants: [{ actorId: 'teamlead', participantType: 1 }, { actorId: 'student', participantType: 3 }] });
+      const room = w.nc.createRoom({
+        name: 'Maths',
+        type: 2,
+        participants: [
+          { actorId: 'teamlead', participantType: 1 },
+          { actorId: 'student', participantType: 3 },
+        ],
+      });
       const rooms = S.roomsAnswer.parse((await w.api('teamlead', 'get', '/api/v1/talk/rooms')).body);
-      assert.deepEqual(rooms.rooms.find((r) => r.token === room.token), { token: room.token, displayName: 'Maths', type: 2, participantType: 1, isModerator: true, readOnly: false, lastActivity: room.createdAt });
+      assert.deepEqual(
+        rooms.rooms.find((r) => r.token === room.token),
+        { token: room.token, displayName: 'Maths', type: 2, participantType: 1, isModerator: true, readOnly: false, lastActivity: room.createdAt },
+      );
 
       const asStudent = S.botStatusAnswer.parse((await w.api('student', 'get', `/api/v1/talk/rooms/${room.token}/bot-status`)).body);
       assert.deepEqual([asStudent.isModerator, asStudent.botEnabled], [false, null], 'only moderators can tell');
@@ -271,7 +430,12 @@ for (const dialect of DIALECTS) {
     });
 
     it('gives only approved global bots their own Talk bot, and removes it when that stops (S14)', async () => {
-      const group = await w.api('subadmin', 'post', '/api/v1/bots', { displayName: 'Group', mention: freshMention('grp'), visibility: 'groups', allowedGroups: [GROUP] });
+      const group = await w.api('subadmin', 'post', '/api/v1/bots', {
+        displayName: 'Group',
+        mention: freshMention('grp'),
+        visibility: 'groups',
+        allowedGroups: [GROUP],
+      });
       const refused = await w.api('admin', 'post', `/api/v1/admin/bots/${group.body.bot.id}/talk-identity`, {});
       assert.equal(refused.status, 409);
       const global = await w.api('admin', 'post', '/api/v1/bots', { displayName: 'Librarian', mention: freshMention('lib'), visibility: 'global' });
@@ -290,7 +454,10 @@ for (const dialect of DIALECTS) {
       const enabled = await w.api('student', 'post', `/api/v1/talk/rooms/${room.token}/enable-bot`, { botId: id });
       assert.equal(enabled.body.talkBotId, talkBot?.talkId);
       const status = S.botStatusAnswer.parse((await w.api('student', 'get', `/api/v1/talk/rooms/${room.token}/bot-status`)).body);
-      assert.deepEqual(status.dedicated.find((d) => d.botId === id), { botId: id, name: 'Librarian', enabled: true });
+      assert.deepEqual(
+        status.dedicated.find((d) => d.botId === id),
+        { botId: id, name: 'Librarian', enabled: true },
+      );
 
       // No longer for everyone → its Talk bot goes. (The owner's own edit would wait for review; another admin's applies.)
       const narrowed = await w.api('admin2', 'put', `/api/v1/admin/bots/${id}`, { visibility: 'groups', allowedGroups: [GROUP] });
@@ -318,7 +485,9 @@ for (const dialect of DIALECTS) {
       const documented = new Set(documentedRoutes(served.body));
       for (const route of servedRoutes(w.app)) assert.ok(documented.has(route), `${route} is documented`);
       assert.equal(documentedRoutes(served.body).length, apiRouteSpecs().length);
-      for (const [path, ops] of Object.entries(served.body.paths as Record<string, Record<string, { responses: object; requestBody?: { content: Record<string, { schema: { $ref: string } }> } }>>)) {
+      for (const [path, ops] of Object.entries(
+        served.body.paths as Record<string, Record<string, { responses: object; requestBody?: { content: Record<string, { schema: { $ref: string } }> } }>>,
+      )) {
         for (const [method, op] of Object.entries(ops)) {
           assert.ok(op.responses['401' as keyof object], `${method} ${path} documents 401`);
           const ref = op.requestBody?.content['application/json']?.schema.$ref;

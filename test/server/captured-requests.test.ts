@@ -33,7 +33,12 @@ function replayHeaders(headers: Record<string, string>): Record<string, string> 
 
 function lifecycle(version: NextcloudVersion): Captured[] {
   if (version === 29) {
-    return ['11-exapp-received-heartbeat.json', '12-exapp-received-init.json', '13-exapp-received-enabled-1.json', '60-registration-exapp-received-enabled-0.json'].map((n) => {
+    return [
+      '11-exapp-received-heartbeat.json',
+      '12-exapp-received-init.json',
+      '13-exapp-received-enabled-1.json',
+      '60-registration-exapp-received-enabled-0.json',
+    ].map((n) => {
       const x = readFixture(n, 29) as Json;
       return { method: x['method'], path: x['path'] ?? x['url'], headers: x['headers'], rawBody: x['rawBody'] ?? '' };
     });
@@ -43,7 +48,11 @@ function lifecycle(version: NextcloudVersion): Captured[] {
 }
 
 const DELIVERIES: Record<NextcloudVersion, string[]> = {
-  29: ['40-webhook-1-received.json', '40-webhook-2-received.json', ...fixtureNames(29, /^6[1-9]-talk-webhook.*\.json$/).filter((n) => n !== '67-talk-webhook-system-events.json')],
+  29: [
+    '40-webhook-1-received.json',
+    '40-webhook-2-received.json',
+    ...fixtureNames(29, /^6[1-9]-talk-webhook.*\.json$/).filter((n) => n !== '67-talk-webhook-system-events.json'),
+  ],
   33: fixtureNames(33, /^talk-21-(webhook-.*|reactions|chat-and-bot-api)\.json$/),
 };
 
@@ -75,7 +84,11 @@ for (const version of [29, 33] as const) {
         const deliveries: ReceivedWebhook[] = receivedWebhooks(name, version);
         for (const [i, w] of deliveries.entries()) {
           const route = String((JSON.parse(w.rawBody) as Json)['route'] ?? 'talk_bot');
-          const r = await h.fetch(`/${route}`, { method: 'POST', headers: { ...replayHeaders(w.headers), 'content-type': 'application/json' }, body: w.rawBody });
+          const r = await h.fetch(`/${route}`, {
+            method: 'POST',
+            headers: { ...replayHeaders(w.headers), 'content-type': 'application/json' },
+            body: w.rawBody,
+          });
           assert.equal(r.status, 200, `${name}#${i}: ${r.text}`);
           assert.match(String(r.json?.status), /^(accepted|ignored|duplicate)$/, `${name}#${i}`);
           n++;

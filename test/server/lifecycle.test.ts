@@ -25,7 +25,11 @@ for (const dialect of DIALECTS) {
       await waitFor(() => h.nc.statusReports.some((r) => r.progress === 100), 'progress 100');
       const progress = h.nc.statusReports.map((r) => r.progress);
       assert.ok(progress.length >= 3, `several steps: ${progress.join(',')}`);
-      assert.deepEqual([...progress].sort((a, b) => a - b), progress, 'progress only grows');
+      assert.deepEqual(
+        [...progress].sort((a, b) => a - b),
+        progress,
+        'progress only grows',
+      );
       assert.equal(progress.at(-1), 100);
       assert.ok(h.nc.statusReports.every((r) => !r.error));
 
@@ -62,7 +66,11 @@ for (const dialect of DIALECTS) {
         await waitFor(() => slow.nc.calls.some((c) => c.method === 'GET' && c.path.endsWith('/ex-app/state')), 'a look at the app state');
         await new Promise((r) => setTimeout(r, 100));
         assert.equal(slow.nc.statusReports.filter((r) => r.progress === 100).length, 1, 'AppAPI said enabled: the 100 is not sent again');
-        assert.deepEqual(slow.nc.statusReports.filter((r) => r.error), [], 'no error was reported after 100');
+        assert.deepEqual(
+          slow.nc.statusReports.filter((r) => r.error),
+          [],
+          'no error was reported after 100',
+        );
         assert.equal(slow.nc.appApi.initState.error, '');
       } finally {
         await slow.close().catch(() => undefined);

@@ -236,13 +236,20 @@ for (const dialect of DIALECTS) {
 
       const list = await request(app).get(BASE).set(admin());
       assert.equal(list.status, 200);
-      assert.deepEqual(list.body.servers.map((s: { name: string }) => s.name), ['Catalogue']);
+      assert.deepEqual(
+        list.body.servers.map((s: { name: string }) => s.name),
+        ['Catalogue'],
+      );
       const one = await request(app).get(`${BASE}/${id}`).set(admin());
       assert.equal(one.body.server.url, mcp.url);
       assert.equal(one.body.server.connection.reachable, null);
 
       // The mask keeps a value, a new value replaces it; the value reaches only the server.
-      const renamed = await request(app).put(`${BASE}/${id}`).set(admin()).set(CSRF).send({ name: 'Course catalogue', headers: { Authorization: MASK } });
+      const renamed = await request(app)
+        .put(`${BASE}/${id}`)
+        .set(admin())
+        .set(CSRF)
+        .send({ name: 'Course catalogue', headers: { Authorization: MASK } });
       assert.equal(renamed.status, 200, renamed.text);
       assert.equal(renamed.body.server.name, 'Course catalogue');
       assert.deepEqual(renamed.body.server.headers, { Authorization: MASK });
@@ -251,7 +258,11 @@ for (const dialect of DIALECTS) {
       assert.equal(mcp.requestHeaders.at(-1)?.['authorization'], HEADER_VALUE);
       assert.equal(mcp.requestHeaders.at(-1)?.['x-tenant'], undefined, 'a removed header is no longer sent');
 
-      const badPatch = await request(app).put(`${BASE}/${id}`).set(admin()).set(CSRF).send({ url: 'not a url', headers: { 'X-New': MASK } });
+      const badPatch = await request(app)
+        .put(`${BASE}/${id}`)
+        .set(admin())
+        .set(CSRF)
+        .send({ url: 'not a url', headers: { 'X-New': MASK } });
       assert.equal(badPatch.status, 400);
       assert.equal(badPatch.body.error.details.url, 'Not a valid URL');
       assert.equal(badPatch.body.error.details['headers.X-New'], 'Enter a value');
@@ -294,9 +305,15 @@ for (const dialect of DIALECTS) {
 
       const later = [await request(app).get(BASE).query({ kind: 'companion' }).set(admin()), await request(app).get(`${BASE}/${id}`).set(admin())];
       for (const res of later) assert.ok(!res.text.includes(key), 'the key is not shown again');
-      assert.deepEqual(later[0]?.body.servers.map((s: { kind: string }) => s.kind), ['companion']);
+      assert.deepEqual(
+        later[0]?.body.servers.map((s: { kind: string }) => s.kind),
+        ['companion'],
+      );
       const mcpOnly = await request(app).get(BASE).query({ kind: 'mcp' }).set(admin());
-      assert.equal(mcpOnly.body.servers.some((s: { id: string }) => s.id === id), false);
+      assert.equal(
+        mcpOnly.body.servers.some((s: { id: string }) => s.id === id),
+        false,
+      );
       const badKind = await request(app).get(BASE).query({ kind: 'other' }).set(admin());
       assert.equal(badKind.status, 400);
 
@@ -388,7 +405,10 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(approved.body.server.connection.pendingApproval, []);
 
       const again = await request(app).get(`${BASE}/${id}/review`).set(admin());
-      assert.deepEqual(again.body.review.tools.map((t: { status: string }) => t.status), ['approved', 'approved']);
+      assert.deepEqual(
+        again.body.review.tools.map((t: { status: string }) => t.status),
+        ['approved', 'approved'],
+      );
       assert.deepEqual(again.body.review.pending, []);
 
       // The server changes a tool: it is marked changed, and approving the old review is refused.

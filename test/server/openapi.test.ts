@@ -20,10 +20,21 @@ describe('OpenAPI document of the whole app', () => {
     assert.equal(served.status, 200, served.text);
     const routes = servedRoutes(h.application.app, '/api/');
     assert.ok(routes.length > 50, `the walk found the routers (${routes.length} routes)`);
-    assert.ok(routes.every((r) => / \/api\/v1\//.test(r)), 'every API route is under /api/v1');
+    assert.ok(
+      routes.every((r) => / \/api\/v1\//.test(r)),
+      'every API route is under /api/v1',
+    );
     const documented = documentedRoutes(served.json);
-    assert.deepEqual(routes.filter((r) => !documented.includes(r)), [], 'every served route is documented');
-    assert.deepEqual(documented.filter((r) => !routes.includes(r)), [], 'every documented route is served');
+    assert.deepEqual(
+      routes.filter((r) => !documented.includes(r)),
+      [],
+      'every served route is documented',
+    );
+    assert.deepEqual(
+      documented.filter((r) => !routes.includes(r)),
+      [],
+      'every documented route is served',
+    );
   });
 
   it('documents each operation with its errors, access level and schemas', async () => {
@@ -36,7 +47,10 @@ describe('OpenAPI document of the whole app', () => {
         assert.ok(op.responses['401'], `${method} ${path} documents 401`);
         if (op['x-access'] === 'admin') assert.ok(op.responses['403'], `${method} ${path} documents 403`);
         for (const param of path.match(/\{[^}]+\}/g) ?? []) {
-          assert.ok(op.parameters.some((p: { in: string; name: string }) => p.in === 'path' && `{${p.name}}` === param), `${method} ${path} describes ${param}`);
+          assert.ok(
+            op.parameters.some((p: { in: string; name: string }) => p.in === 'path' && `{${p.name}}` === param),
+            `${method} ${path} describes ${param}`,
+          );
         }
         for (const content of [op.requestBody?.content, ...Object.values(op.responses).map((r: any) => r.content)]) {
           const ref: string | undefined = content?.['application/json']?.schema?.$ref;

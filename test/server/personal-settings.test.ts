@@ -30,7 +30,13 @@ for (const dialect of DIALECTS) {
       const r = await api('alice', 'PUT', '/api/v1/me/settings', { toolFamilies: { calendar: false, deck: false } });
       assert.equal(r.status, 200, r.text);
       assert.deepEqual(r.json.toolFamilies, { files: true, sharing: true, calendar: false, deck: false, collectives: true });
-      assert.deepEqual(JSON.parse(h.nc.preferences.get('alice')!.get(TOOL_FAMILIES_KEY)!), { files: true, sharing: true, calendar: false, deck: false, collectives: true });
+      assert.deepEqual(JSON.parse(h.nc.preferences.get('alice')!.get(TOOL_FAMILIES_KEY)!), {
+        files: true,
+        sharing: true,
+        calendar: false,
+        deck: false,
+        collectives: true,
+      });
       assert.equal(h.nc.preferences.get('bob')?.get(TOOL_FAMILIES_KEY), undefined);
       assert.equal((await api('bob', 'GET', '/api/v1/me/settings')).json.toolFamilies.calendar, true);
     });
@@ -48,7 +54,11 @@ for (const dialect of DIALECTS) {
       assert.equal(r.json.error.details.fields['toolFamilies.calendar'], 'Must be true or false');
       assert.equal(r.json.error.details.fields['toolFamilies.weather'], 'Unknown field');
       assert.equal((await api('alice', 'GET', '/api/v1/me/settings')).json.toolFamilies.calendar, false);
-      const csrf = await h.fetch('/api/v1/me/settings', { method: 'PUT', headers: h.browserHeaders('alice', { requesttoken: '' }), body: { toolFamilies: { calendar: true } } });
+      const csrf = await h.fetch('/api/v1/me/settings', {
+        method: 'PUT',
+        headers: h.browserHeaders('alice', { requesttoken: '' }),
+        body: { toolFamilies: { calendar: true } },
+      });
       assert.equal(csrf.status, 403, 'the CSRF guard applies');
     });
 
@@ -60,7 +70,11 @@ for (const dialect of DIALECTS) {
     });
 
     it('refuses a calendar tool on alice’s new bot, accepts a files tool', async () => {
-      const refused = await api('alice', 'POST', '/api/v1/bots', { displayName: 'Planner', mention: 'planner', tools: [{ name: 'calendar_list' }, { name: 'files_list' }] });
+      const refused = await api('alice', 'POST', '/api/v1/bots', {
+        displayName: 'Planner',
+        mention: 'planner',
+        tools: [{ name: 'calendar_list' }, { name: 'files_list' }],
+      });
       assert.equal(refused.status, 400, refused.text);
       assert.match(refused.json.error.details.fields.tools, /calendar/);
       assert.match(refused.json.error.details.fields.tools, /Personal settings/);
@@ -84,13 +98,18 @@ for (const dialect of DIALECTS) {
       await api('alice', 'PUT', '/api/v1/me/settings', { toolFamilies: { calendar: true } });
       assert.equal((await api('alice', 'PUT', `/api/v1/bots/${bot.id}/tools`, { tools: [{ name: 'files_list' }, { name: 'calendar_list' }] })).status, 200);
       await api('alice', 'PUT', '/api/v1/me/settings', { toolFamilies: { calendar: false } });
-      const kept = await api('alice', 'PUT', `/api/v1/bots/${bot.id}`, { description: 'Plans the week', tools: [{ name: 'files_list' }, { name: 'calendar_list' }] });
+      const kept = await api('alice', 'PUT', `/api/v1/bots/${bot.id}`, {
+        description: 'Plans the week',
+        tools: [{ name: 'files_list' }, { name: 'calendar_list' }],
+      });
       assert.equal(kept.status, 200, kept.text);
     });
 
     it('checks the owner’s choice when an admin edits alice’s bot', async () => {
       const bot = (await api('alice', 'GET', '/api/v1/bots')).json.bots[0];
-      const r = await api('admin', 'PUT', `/api/v1/admin/bots/${bot.id}`, { tools: [{ name: 'files_list' }, { name: 'calendar_list' }, { name: 'calendar_search' }] });
+      const r = await api('admin', 'PUT', `/api/v1/admin/bots/${bot.id}`, {
+        tools: [{ name: 'files_list' }, { name: 'calendar_list' }, { name: 'calendar_search' }],
+      });
       assert.equal(r.status, 400, r.text);
       assert.match(r.json.error.details.fields.tools, /calendar_search/);
     });

@@ -78,7 +78,11 @@ for (const dialect of DIALECTS) {
       const logger = createLogger({ level: 'silent' });
       const nextcloud = new NextcloudClient({ baseUrl: nc.url, appId: APP_ID, appVersion: '1.0.0', appSecret: APP_SECRET });
       settings = new SettingsStore(tdb.db, () => clock.t);
-      limiter = new RateLimiter(tdb.db, () => loadRateLimitSettings(settings, logger), () => clock.t);
+      limiter = new RateLimiter(
+        tdb.db,
+        () => loadRateLimitSettings(settings, logger),
+        () => clock.t,
+      );
       queue = new RequestQueue(tdb.db, { now: () => clock.t, maxAttempts: 1 });
       impl = processWithQueue;
       app = createApp({
@@ -95,7 +99,11 @@ for (const dialect of DIALECTS) {
     });
 
     it('is for admins only, and changes need the CSRF header', async () => {
-      for (const [method, path] of [['get', URL], ['put', URL], ['post', `${URL}/process`]] as const) {
+      for (const [method, path] of [
+        ['get', URL],
+        ['put', URL],
+        ['post', `${URL}/process`],
+      ] as const) {
         const user = await request(app)[method](path).set(appApiHeaders('alice')).set(CSRF).send({});
         assert.equal(user.status, 403, `${method} ${path}`);
         assert.equal(user.body.error.code, 'admin_required');
@@ -120,7 +128,12 @@ for (const dialect of DIALECTS) {
       assert.equal(res.body.status.enabled, false);
       assert.deepEqual(
         res.body.status.chat.instance.map((w: { window: string; limit: number | null }) => [w.window, w.limit]),
-        [['second', null], ['minute', 30], ['hour', 200], ['day', 1000]],
+        [
+          ['second', null],
+          ['minute', 30],
+          ['hour', 200],
+          ['day', 1000],
+        ],
       );
       assert.equal(res.body.status.chat.user, undefined);
       assert.deepEqual(res.body.queue, { pending: 0, processing: 0, failed: 0, expired: 0 });
@@ -134,12 +147,21 @@ for (const dialect of DIALECTS) {
         .put(URL)
         .set(appApiHeaders('admin'))
         .set(CSRF)
-        .send({ enabled: true, chat: { user: { minute: 2, day: 50 } }, embeddings: { guestRoom: { minute: 5 } }, queueMessage: 'Busy: you are number {position}, about {wait}.' });
+        .send({
+          enabled: true,
+          chat: { user: { minute: 2, day: 50 } },
+          embeddings: { guestRoom: { minute: 5 } },
+          queueMessage: 'Busy: you are number {position}, about {wait}.',
+        });
       assert.equal(res.status, 200, res.text);
       const expected = {
         enabled: true,
         chat: { instance: { second: null, minute: 30, hour: 200, day: 1000 }, user: { second: null, minute: 2, hour: null, day: 50 }, guestRoom: null },
-        embeddings: { instance: { second: null, minute: 100, hour: 2000, day: 4000 }, user: { second: null, minute: null, hour: null, day: null }, guestRoom: { second: null, minute: 5, hour: null, day: null } },
+        embeddings: {
+          instance: { second: null, minute: 100, hour: 2000, day: 4000 },
+          user: { second: null, minute: null, hour: null, day: null },
+          guestRoom: { second: null, minute: 5, hour: null, day: null },
+        },
         queueMessage: 'Busy: you are number {position}, about {wait}.',
       };
       assert.deepEqual(res.body.settings, expected);
@@ -159,7 +181,11 @@ for (const dialect of DIALECTS) {
       assert.equal(status.body.queueMessagePreview, 'Busy: you are number 3, about 2 minutes.');
 
       // An empty message goes back to the built-in text; null clears a limit.
-      const reset = await request(app).put(URL).set(appApiHeaders('admin')).set(CSRF).send({ queueMessage: '  ', chat: { user: { minute: null } } });
+      const reset = await request(app)
+        .put(URL)
+        .set(appApiHeaders('admin'))
+        .set(CSRF)
+        .send({ queueMessage: '  ', chat: { user: { minute: null } } });
       assert.equal(reset.body.settings.queueMessage, null);
       assert.equal(reset.body.settings.chat.user.minute, null);
       assert.equal(reset.body.settings.chat.user.day, 50, 'untouched fields keep their value');
@@ -190,7 +216,11 @@ for (const dialect of DIALECTS) {
         queueMessage: 'Unknown placeholder {pos}: use {position} and {wait}',
         burst: 'Unknown field',
       });
-      const long = await request(app).put(URL).set(appApiHeaders('admin')).set(CSRF).send({ queueMessage: 'x'.repeat(1001), chat: 'fast' });
+      const long = await request(app)
+        .put(URL)
+        .set(appApiHeaders('admin'))
+        .set(CSRF)
+        .send({ queueMessage: 'x'.repeat(1001), chat: 'fast' });
       assert.deepEqual(long.body.error.details, { queueMessage: 'At most 1000 characters', chat: 'Must be an object' });
       const array = await request(app).put(URL).set(appApiHeaders('admin')).set(CSRF).send([1]);
       assert.equal(array.status, 400);
@@ -216,7 +246,10 @@ for (const dialect of DIALECTS) {
       clock.t += 2 * 3_600_000;
       const later = await request(app).post(`${URL}/process`).set(appApiHeaders('admin')).set(CSRF);
       assert.equal(later.body.processed, 0);
-      assert.deepEqual(later.body.errors.map((e: string) => /expired$/.test(e)), [true]);
+      assert.deepEqual(
+        later.body.errors.map((e: string) => /expired$/.test(e)),
+        [true],
+      );
       assert.equal(later.body.queue.expired, 1);
       assert.equal(answered.length, 2);
     });
@@ -229,7 +262,11 @@ for (const dialect of DIALECTS) {
         await release.promise;
         return { processed: 0, remaining: 0, errors: [] };
       };
-      const first = request(app).post(`${URL}/process`).set(appApiHeaders('admin')).set(CSRF).then((r) => r);
+      const first = request(app)
+        .post(`${URL}/process`)
+        .set(appApiHeaders('admin'))
+        .set(CSRF)
+        .then((r) => r);
       await started.promise;
       const second = await request(app).post(`${URL}/process`).set(appApiHeaders('admin')).set(CSRF);
       assert.equal(second.status, 409);

@@ -51,7 +51,11 @@ describe('the HTTP edge under malformed requests', () => {
       assert.equal(hook.status, 400, `${encoding}: ${hook.text}`);
       assert.equal(hook.json.error.code, 'bad_encoding');
       assert.match(hook.json.error.message, /Content-Encoding/);
-      const api = await h.fetch('/api/v1/me/settings', { method: 'PUT', headers: h.browserHeaders('alice', { 'Content-Encoding': encoding }), body: '{"toolFamilies":{"deck":false}}' });
+      const api = await h.fetch('/api/v1/me/settings', {
+        method: 'PUT',
+        headers: h.browserHeaders('alice', { 'Content-Encoding': encoding }),
+        body: '{"toolFamilies":{"deck":false}}',
+      });
       assert.equal(api.status, 400, `${encoding}: ${api.text}`);
       assert.equal(api.json.error.code, 'bad_encoding');
     }
@@ -66,24 +70,42 @@ describe('the HTTP edge under malformed requests', () => {
     const api = await h.fetch('/api/v1/me/settings', { method: 'PUT', headers: h.browserHeaders('alice', { 'Content-Encoding': 'x-foo' }), body: '{}' });
     assert.equal(api.status, 415, api.text);
 
-    for (const [encoding, packed] of [['gzip', gzipSync('{"toolFamilies":{"deck":false}}')], ['br', brotliCompressSync('{"toolFamilies":{"deck":true}}')]] as const) {
-      const res = await fetch(`${h.url}/api/v1/me/settings`, { method: 'PUT', headers: { ...h.browserHeaders('alice'), 'Content-Type': 'application/json', 'Content-Encoding': encoding }, body: packed });
+    for (const [encoding, packed] of [
+      ['gzip', gzipSync('{"toolFamilies":{"deck":false}}')],
+      ['br', brotliCompressSync('{"toolFamilies":{"deck":true}}')],
+    ] as const) {
+      const res = await fetch(`${h.url}/api/v1/me/settings`, {
+        method: 'PUT',
+        headers: { ...h.browserHeaders('alice'), 'Content-Type': 'application/json', 'Content-Encoding': encoding },
+        body: packed,
+      });
       assert.equal(res.status, 200, `${encoding}: ${await res.text()}`);
     }
   });
 
   it('answers an upstream failure on PUT /api/v1/bots/{id}/tools with 502, and keeps the tools', async () => {
-    const created = await h.fetch('/api/v1/bots', { method: 'POST', headers: h.browserHeaders('alice'), body: { displayName: 'Filer', mention: 'filer', tools: [{ name: 'files_list' }] } });
+    const created = await h.fetch('/api/v1/bots', {
+      method: 'POST',
+      headers: h.browserHeaders('alice'),
+      body: { displayName: 'Filer', mention: 'filer', tools: [{ name: 'files_list' }] },
+    });
     assert.equal(created.status, 201, created.text);
     const id = created.json.bot?.id ?? created.json.id;
     h.nc.failNext({ method: 'POST', path: /\/ex-app\/preference\/get-values$/ }, { status: 500, body: '' }, 5);
-    const r = await h.fetch(`/api/v1/bots/${id}/tools`, { method: 'PUT', headers: h.browserHeaders('alice'), body: { tools: [{ name: 'files_list' }, { name: 'files_read' }] } });
+    const r = await h.fetch(`/api/v1/bots/${id}/tools`, {
+      method: 'PUT',
+      headers: h.browserHeaders('alice'),
+      body: { tools: [{ name: 'files_list' }, { name: 'files_read' }] },
+    });
     h.nc.clearInjections();
     assert.equal(r.status, 502, r.text);
     assert.equal(r.json.error.code, 'nextcloud_error');
     assert.equal(r.headers.get('cache-control'), 'no-store');
     const kept = await h.fetch(`/api/v1/bots/${id}/tools`, { headers: h.browserHeaders('alice') });
-    assert.deepEqual(kept.json.tools.map((t: { name: string }) => t.name), ['files_list']);
+    assert.deepEqual(
+      kept.json.tools.map((t: { name: string }) => t.name),
+      ['files_list'],
+    );
     assert.deepEqual(errorLines(), [], 'an upstream failure is a warning, not our error');
   });
 
@@ -98,7 +120,11 @@ describe('the HTTP edge under malformed requests', () => {
 
   it('lets a client that sends its whole oversized body read the 413', async () => {
     for (let i = 0; i < 5; i++) {
-      const res = await fetch(`${h.url}/api/v1/me/settings`, { method: 'PUT', headers: { ...h.browserHeaders('alice'), 'Content-Type': 'application/json' }, body: JSON.stringify({ toolFamilies: 'x'.repeat(1_000_000) }) });
+      const res = await fetch(`${h.url}/api/v1/me/settings`, {
+        method: 'PUT',
+        headers: { ...h.browserHeaders('alice'), 'Content-Type': 'application/json' },
+        body: JSON.stringify({ toolFamilies: 'x'.repeat(1_000_000) }),
+      });
       assert.equal(res.status, 413);
       assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'too_large');
     }

@@ -45,7 +45,9 @@ class CoreProvider implements ToolProvider {
   readonly id = 'core';
 
   getTools(): ToolDefinition[] {
-    return [{ name: 'web_search', description: 'Search the web\nfor pages', schema: { type: 'object', properties: {} }, policy: searchPolicy(), label: 'Web search' }];
+    return [
+      { name: 'web_search', description: 'Search the web\nfor pages', schema: { type: 'object', properties: {} }, policy: searchPolicy(), label: 'Web search' },
+    ];
   }
 
   providesTool(name: string): boolean {
@@ -64,7 +66,8 @@ class CoreProvider implements ToolProvider {
   }
 
   validateConfig(name: string, config: Record<string, unknown>): ConfigValidation {
-    if (name !== 'web_search') return Object.keys(config).length === 0 ? { ok: true, config: {} } : { ok: false, errors: { config: 'This tool takes no configuration' } };
+    if (name !== 'web_search')
+      return Object.keys(config).length === 0 ? { ok: true, config: {} } : { ok: false, errors: { config: 'This tool takes no configuration' } };
     const errors: Record<string, string> = {};
     for (const [key, value] of Object.entries(config)) {
       if (key !== 'maxResults') errors[key] = 'Unknown config field';
@@ -112,13 +115,24 @@ for (const dialect of DIALECTS) {
       assert.equal(res.status, 200, res.text);
       return { res, byName: Object.fromEntries((res.body.tools as Item[]).map((t) => [t.name, t])) };
     };
-    const put = (uid: string, body: unknown) => request(app).put(`/api/v1/bots/${aliceBot}/tools`).set(appApiHeaders(uid)).set(CSRF).send(body as object);
+    const put = (uid: string, body: unknown) =>
+      request(app)
+        .put(`/api/v1/bots/${aliceBot}/tools`)
+        .set(appApiHeaders(uid))
+        .set(CSRF)
+        .send(body as object);
 
     before(async () => {
       tdb = await createTestDatabase(dialect);
       nc = await FakeNextcloud.start({ appId: APP_ID, appSecret: APP_SECRET });
       mcp = await startTestMcpServer([
-        { name: 'search_courses', description: 'Search the course catalogue', inputSchema: { query: z.string() }, annotations: { readOnlyHint: true }, handler: () => text('found') },
+        {
+          name: 'search_courses',
+          description: 'Search the course catalogue',
+          inputSchema: { query: z.string() },
+          annotations: { readOnlyHint: true },
+          handler: () => text('found'),
+        },
         { name: 'drop_course', description: 'Remove the user from a course', inputSchema: { course: z.string() }, handler: () => text('dropped') },
       ]);
       const logger = createLogger({ level: 'silent' });
@@ -167,7 +181,14 @@ for (const dialect of DIALECTS) {
       const { res, byName } = await catalogue();
       assert.equal(res.headers['cache-control'], 'no-store');
       assert.equal(res.headers['x-content-type-options'], 'nosniff');
-      assert.deepEqual(byName['web_search'], { name: 'web_search', label: 'Web search', summary: 'Search the web', family: 'Search', provider: 'core', available: true });
+      assert.deepEqual(byName['web_search'], {
+        name: 'web_search',
+        label: 'Web search',
+        summary: 'Search the web',
+        family: 'Search',
+        provider: 'core',
+        available: true,
+      });
       assert.deepEqual(byName['calendar_read'], {
         name: 'calendar_read',
         label: 'Read calendar',
@@ -202,7 +223,9 @@ for (const dialect of DIALECTS) {
       assert.equal(empty.status, 200);
       assert.deepEqual(empty.body, { botId: aliceBot, tools: [] });
 
-      const saved = await put('alice', { tools: [{ name: 'web_search', config: { maxResults: 5, force: true } }, { name: 'search_courses' }, { name: 'notes_read' }] });
+      const saved = await put('alice', {
+        tools: [{ name: 'web_search', config: { maxResults: 5, force: true } }, { name: 'search_courses' }, { name: 'notes_read' }],
+      });
       assert.equal(saved.status, 200, saved.text);
       assert.deepEqual(saved.body.tools, [
         { name: 'web_search', config: { maxResults: 5, force: true }, known: true, label: 'Web search', available: true },
@@ -229,12 +252,19 @@ for (const dialect of DIALECTS) {
       assert.equal(byAdmin.body.tools.length, 3, 'refused requests changed nothing');
       const adminPut = await put('admin', { tools: [{ name: 'web_search', config: { maxResults: 3 } }, { name: 'notes_read' }] });
       assert.equal(adminPut.status, 200, adminPut.text);
-      assert.deepEqual(adminPut.body.tools.map((t: { name: string }) => t.name), ['web_search', 'notes_read']);
+      assert.deepEqual(
+        adminPut.body.tools.map((t: { name: string }) => t.name),
+        ['web_search', 'notes_read'],
+      );
     });
 
     it('refuses to change the tools of a shared bot outside its review (S10)', async () => {
       const shared = await bots.create({ displayName: 'Shared', mention: `shared${dialect}`, visibility: 'global' }, 'alice', { approvalStatus: 'approved' });
-      const res = await request(app).put(`/api/v1/bots/${shared.id}/tools`).set(appApiHeaders('alice')).set(CSRF).send({ tools: [{ name: 'web_search' }] });
+      const res = await request(app)
+        .put(`/api/v1/bots/${shared.id}/tools`)
+        .set(appApiHeaders('alice'))
+        .set(CSRF)
+        .send({ tools: [{ name: 'web_search' }] });
       assert.equal(res.status, 409);
       assert.equal(res.body.error.code, 'review_required');
       const read = await request(app).get(`/api/v1/bots/${shared.id}/tools`).set(appApiHeaders('alice'));
@@ -272,17 +302,34 @@ for (const dialect of DIALECTS) {
       assert.match(tooMany.body.error.details.tools, /At most 200/);
 
       const stored = await request(app).get(`/api/v1/bots/${aliceBot}/tools`).set(appApiHeaders('alice'));
-      assert.deepEqual(stored.body.tools.map((t: { name: string }) => t.name), ['web_search', 'notes_read'], 'nothing stored by refused saves');
+      assert.deepEqual(
+        stored.body.tools.map((t: { name: string }) => t.name),
+        ['web_search', 'notes_read'],
+        'nothing stored by refused saves',
+      );
     });
 
     it('keeps an assignment inert when its provider is removed, and still refuses new unknown names', async () => {
       registry.unregister('notes');
       try {
         const inert = await request(app).get(`/api/v1/bots/${aliceBot}/tools`).set(appApiHeaders('alice'));
-        assert.deepEqual(inert.body.tools[1], { name: 'notes_read', config: {}, known: false, label: 'notes_read', available: false, reason: REASON_UNKNOWN_TOOL });
+        assert.deepEqual(inert.body.tools[1], {
+          name: 'notes_read',
+          config: {},
+          known: false,
+          label: 'notes_read',
+          available: false,
+          reason: REASON_UNKNOWN_TOOL,
+        });
         const kept = await put('alice', { tools: [{ name: 'notes_read' }, { name: 'web_search' }] });
         assert.equal(kept.status, 200, kept.text);
-        assert.deepEqual(kept.body.tools.map((t: { name: string; known: boolean }) => [t.name, t.known]), [['notes_read', false], ['web_search', true]]);
+        assert.deepEqual(
+          kept.body.tools.map((t: { name: string; known: boolean }) => [t.name, t.known]),
+          [
+            ['notes_read', false],
+            ['web_search', true],
+          ],
+        );
         const added = await put('alice', { tools: [{ name: 'notes_read' }, { name: 'notes_write' }] });
         assert.deepEqual(added.body.error.details, { 'tools.1.name': 'Unknown tool' });
       } finally {
@@ -308,7 +355,9 @@ for (const dialect of DIALECTS) {
       // A bot's assignments read fine too.
       const saved = await put('alice', { tools: [{ name: 'search_courses' }] });
       assert.equal(saved.status, 200, saved.text);
-      assert.deepEqual(saved.body.tools, [{ name: 'search_courses', config: {}, known: true, label: 'search_courses', available: false, reason: REASON_SERVER_DISABLED }]);
+      assert.deepEqual(saved.body.tools, [
+        { name: 'search_courses', config: {}, known: true, label: 'search_courses', available: false, reason: REASON_SERVER_DISABLED },
+      ]);
     });
   });
 }

@@ -72,13 +72,16 @@ for (const dialect of DIALECTS) {
       await tdb.drop();
     });
 
-    it('lists only the caller\'s own runs, with validated filters', async () => {
+    it("lists only the caller's own runs, with validated filters", async () => {
       const all = await request(app).get('/api/v1/traces').set(as('alice'));
       assert.equal(all.status, 200, all.text);
       assert.equal(all.headers['cache-control'], 'no-store');
       assert.equal(all.headers['x-content-type-options'], 'nosniff');
       assert.equal(all.body.total, 3);
-      assert.deepEqual(all.body.traces.map((t: { id: string }) => t.id), [ids.aliceTools, ids.aliceQuiet, ids.aliceOld]);
+      assert.deepEqual(
+        all.body.traces.map((t: { id: string }) => t.id),
+        [ids.aliceTools, ids.aliceQuiet, ids.aliceOld],
+      );
       assert.equal(all.body.limit, 25);
       assert.equal(all.body.offset, 0);
       assert.ok(!all.text.includes('grades'), 'nothing of bob');
@@ -97,7 +100,10 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await filter({ from: new Date(clock.t - DAY).toISOString().slice(0, 10) }), [ids.aliceTools, ids.aliceQuiet]);
       assert.deepEqual(await filter({ to: String(clock.t - 2 * DAY) }), [ids.aliceOld]);
       const paged = await request(app).get('/api/v1/traces').query({ limit: '1', offset: '1' }).set(as('alice'));
-      assert.deepEqual(paged.body.traces.map((t: { id: string }) => t.id), [ids.aliceQuiet]);
+      assert.deepEqual(
+        paged.body.traces.map((t: { id: string }) => t.id),
+        [ids.aliceQuiet],
+      );
       assert.equal(paged.body.total, 3);
       assert.equal(paged.body.limit, 1);
 
@@ -127,14 +133,17 @@ for (const dialect of DIALECTS) {
       assert.equal(own.status, 200);
       assert.equal(own.body.trace.id, ids.aliceTools);
       assert.equal(own.body.trace.preview, 'find algebra courses');
-      assert.deepEqual(own.body.events.map((e: { type: string }) => e.type), ['user_message', 'tool_call', 'tool_result', 'error', 'assistant_response']);
+      assert.deepEqual(
+        own.body.events.map((e: { type: string }) => e.type),
+        ['user_message', 'tool_call', 'tool_result', 'error', 'assistant_response'],
+      );
       assert.ok(!own.text.includes('Algebra I, Algebra II'), 'tool output is kept as size and hash only');
 
       const foreign = await request(app).get(`/api/v1/traces/${ids.bob}`).set(as('alice'));
       assert.equal(foreign.status, 404);
       assert.ok(!foreign.text.includes('grades'));
       const missing = await request(app).get('/api/v1/traces/00000000-0000-0000-0000-000000000000').set(as('alice'));
-      assert.deepEqual(missing.body, foreign.body, 'someone else\'s run looks like a missing one');
+      assert.deepEqual(missing.body, foreign.body, "someone else's run looks like a missing one");
       assert.equal((await request(app).get('/api/v1/traces/not%20an%20id').set(as('alice'))).status, 404);
     });
 
@@ -156,8 +165,14 @@ for (const dialect of DIALECTS) {
       }
       assert.ok(!list.text.includes('grades') && !list.text.includes('prime'), 'metadata only: no message text');
       const bobs = await request(app).get('/api/v1/admin/traces').query({ uid: 'bob', onlyWithTools: 'true' }).set(as('admin'));
-      assert.deepEqual(bobs.body.traces.map((t: { id: string }) => t.id), [ids.bob]);
-      const badAdmin = await request(app).get('/api/v1/admin/traces').query({ uid: 'x'.repeat(65), sort: 'asc' }).set(as('admin'));
+      assert.deepEqual(
+        bobs.body.traces.map((t: { id: string }) => t.id),
+        [ids.bob],
+      );
+      const badAdmin = await request(app)
+        .get('/api/v1/admin/traces')
+        .query({ uid: 'x'.repeat(65), sort: 'asc' })
+        .set(as('admin'));
       assert.deepEqual(badAdmin.body.error.details, { uid: 'At most 64 characters', sort: 'Unknown parameter' });
 
       const content = await request(app).get(`/api/v1/admin/traces/${ids.bob}/content`).set(as('admin'));
@@ -179,10 +194,10 @@ for (const dialect of DIALECTS) {
       assert.ok(logLines.join('').includes('admin read trace content'));
     });
 
-    it('deletes only the caller\'s own runs, one or all, with the CSRF header', async () => {
+    it("deletes only the caller's own runs, one or all, with the CSRF header", async () => {
       const foreign = await request(app).delete(`/api/v1/traces/${ids.bob}`).set(as('alice')).set(CSRF);
       assert.equal(foreign.status, 404);
-      assert.equal((await request(app).get(`/api/v1/traces/${ids.bob}`).set(as('bob'))).status, 200, 'bob\'s run is still there');
+      assert.equal((await request(app).get(`/api/v1/traces/${ids.bob}`).set(as('bob'))).status, 200, "bob's run is still there");
 
       const noCsrf = await request(app).delete(`/api/v1/traces/${ids.aliceQuiet}`).set(as('alice'));
       assert.equal(noCsrf.status, 403);
@@ -198,7 +213,11 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(cleared.body, { deleted: { runs: 2, events: 7 } });
       assert.equal((await request(app).get('/api/v1/traces').set(as('alice'))).body.total, 0);
       const bob = await request(app).get('/api/v1/traces').set(as('bob'));
-      assert.deepEqual(bob.body.traces.map((t: { id: string }) => t.id), [ids.bob], 'clearing mine leaves others alone');
+      assert.deepEqual(
+        bob.body.traces.map((t: { id: string }) => t.id),
+        [ids.bob],
+        'clearing mine leaves others alone',
+      );
     });
   });
 }

@@ -16,7 +16,9 @@ describe('intake file upgrade', () => {
         actor_id varchar(255) not null, route varchar(191) not null, kind varchar(32) not null, payload text not null, received_at bigint not null,
         constraint inbox_event unique (room_token, message_id, actor_id))`);
       v1.exec('create index inbox_room on inbox (room_token, id)');
-      v1.prepare("insert into inbox (room_token, message_id, actor_id, route, kind, payload, received_at) values ('r1', '7', 'users/alice', 'talk_bot', 'chat', '{}', 1)").run();
+      v1.prepare(
+        "insert into inbox (room_token, message_id, actor_id, route, kind, payload, received_at) values ('r1', '7', 'users/alice', 'talk_bot', 'chat', '{}', 1)",
+      ).run();
       v1.pragma('user_version = 1');
       v1.close();
 
@@ -30,7 +32,10 @@ describe('intake file upgrade', () => {
         assert.ok(kept !== null && kept > 1, "another route's delivery of it is kept, with its new id");
         assert.ok(handle.intake);
         const rows = await handle.intake.selectFrom('inbox').select(['id', 'route']).orderBy('id').execute();
-        assert.deepEqual(rows.map((r) => r.route), ['talk_bot', 'talk_bot_b1']);
+        assert.deepEqual(
+          rows.map((r) => r.route),
+          ['talk_bot', 'talk_bot_b1'],
+        );
         assert.equal(rows[1]?.id, kept);
         assert.equal(rows[0]?.id, 1, 'the waiting event keeps its id');
       } finally {

@@ -9,7 +9,15 @@ describe('LISTEN/NOTIFY notifier (PostgreSQL)', () => {
   let other: TestDatabase;
   const started: Notifier[] = [];
   const start = async (db: TestDatabase, origin: string, seen: ChangeTopic[], reconnects: { n: number } = { n: 0 }) => {
-    const n = await Notifier.start({ url: testDatabaseUrl(), schema: db.pgSchema!, origin, onChange: (t) => seen.push(t), onReconnect: () => reconnects.n++, onError: () => undefined, retryMs: 50 });
+    const n = await Notifier.start({
+      url: testDatabaseUrl(),
+      schema: db.pgSchema!,
+      origin,
+      onChange: (t) => seen.push(t),
+      onReconnect: () => reconnects.n++,
+      onError: () => undefined,
+      retryMs: 50,
+    });
     started.push(n);
     return n;
   };

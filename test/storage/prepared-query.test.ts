@@ -5,13 +5,23 @@ import { PreparedQuery, PreparedQueryError } from '../../lib/storage/prepared-qu
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.ts';
 
 const put = new PreparedQuery<{ key: string; value: string; at: number }, never>((db, p) =>
-  db.insertInto('settings').values({ key: p.key, value: p.value, updated_at: p.at }).onConflict((oc) => oc.column('key').doUpdateSet({ value: p.value, updated_at: p.at })),
+  db
+    .insertInto('settings')
+    .values({ key: p.key, value: p.value, updated_at: p.at })
+    .onConflict((oc) => oc.column('key').doUpdateSet({ value: p.value, updated_at: p.at })),
 );
-const read = new PreparedQuery<{ key: string }, { value: string; updated_at: number }>((db, p) => db.selectFrom('settings').select(['value', 'updated_at']).where('key', '=', p.key));
+const read = new PreparedQuery<{ key: string }, { value: string; updated_at: number }>((db, p) =>
+  db.selectFrom('settings').select(['value', 'updated_at']).where('key', '=', p.key),
+);
 const newer = new PreparedQuery<{ since: number; limit: number }, { key: string }>((db, p) =>
   db.selectFrom('settings').select('key').where('updated_at', '>', p.since).where('key', 'like', 'pq.%').orderBy('key').limit(p.limit),
 );
-const bump = new PreparedQuery<{ key: string; by: number }, never>((db, p) => db.updateTable('settings').set({ updated_at: sql`updated_at + ${p.by}` }).where('key', '=', p.key));
+const bump = new PreparedQuery<{ key: string; by: number }, never>((db, p) =>
+  db
+    .updateTable('settings')
+    .set({ updated_at: sql`updated_at + ${p.by}` })
+    .where('key', '=', p.key),
+);
 
 for (const dialect of DIALECTS) {
   describe(`prepared queries on ${dialect}`, () => {

@@ -73,7 +73,11 @@ async function registerCatalogue(s: TalkScenario, mcp: TestMcpServer): Promise<v
   await provider.approve(review.hash, { search_catalogue: 'read', enrol: 'write' });
 }
 
-type ChatBody = { messages: Array<{ role: string; content: string | null; name?: string }>; tools?: Array<{ function: { name: string } }>; tool_choice?: unknown };
+type ChatBody = {
+  messages: Array<{ role: string; content: string | null; name?: string }>;
+  tools?: Array<{ function: { name: string } }>;
+  tool_choice?: unknown;
+};
 
 for (const dialect of DIALECTS) {
   describe(`agent turns through Talk on ${dialect}`, () => {
@@ -132,7 +136,10 @@ for (const dialect of DIALECTS) {
       assert.ok(replies.slice(1).every((r) => r.replyTo === null));
 
       // The MCP tool really ran on the SDK server; the in-process one got a context built from Talk's message.
-      assert.deepEqual(mcp.calls.map((c) => [c.tool, c.args]), [['search_catalogue', { query: 'Algebra' }]]);
+      assert.deepEqual(
+        mcp.calls.map((c) => [c.tool, c.args]),
+        [['search_catalogue', { query: 'Algebra' }]],
+      );
       const clock = seen.find((c) => c.tool === 'room_clock');
       assert.ok(clock);
       assert.equal(clock.ctx.user?.uid, 'alice');
@@ -143,7 +150,10 @@ for (const dialect of DIALECTS) {
 
       const bodies = chatBodies().slice(requestsBefore);
       assert.equal(bodies.length, 3);
-      assert.deepEqual(bodies[0]!.tools?.map((t) => t.function.name), ['search_catalogue', 'room_clock']);
+      assert.deepEqual(
+        bodies[0]!.tools?.map((t) => t.function.name),
+        ['search_catalogue', 'room_clock'],
+      );
       const toolResults = bodies[2]!.messages.filter((m) => m.role === 'tool');
       assert.match(toolResults[0]!.content ?? '', /^CATALOGUE: Algebra is taught on Monday/);
       assert.equal(toolResults[1]!.content, 'It is 10:00 in the room.');
@@ -172,13 +182,20 @@ for (const dialect of DIALECTS) {
       );
       await s.say(room, 'alice', '@librarian find Biology');
       await s.idle();
-      assert.deepEqual(mcp.calls.slice(callsBefore).map((c) => c.tool), ['search_catalogue'], 'enrol never reached the MCP server');
+      assert.deepEqual(
+        mcp.calls.slice(callsBefore).map((c) => c.tool),
+        ['search_catalogue'],
+        'enrol never reached the MCP server',
+      );
       const last = chatBodies().slice(requestsBefore).at(-1)!;
       const held = last.messages.filter((m) => m.role === 'tool').at(-1)!;
       assert.equal(held.name, 'enrol');
       // The MCP provider stores the call and the server asks alice; the model never gets the code.
       assert.match(held.content ?? '', /^NOT DONE YET\. enrol was not sent to the tool server/);
-      assert.ok(s.bot(room).some((m) => /Confirmation needed/.test(m.message) && m.message.includes('enrol')), 'the server asked for a confirmation');
+      assert.ok(
+        s.bot(room).some((m) => /Confirmation needed/.test(m.message) && m.message.includes('enrol')),
+        'the server asked for a confirmation',
+      );
       assert.equal(s.bot(room).at(-1)!.message, 'Biology is on Monday. Enrolling needs your confirmation.');
     });
 
@@ -194,7 +211,10 @@ for (const dialect of DIALECTS) {
     });
 
     it('gives guests no tools at all (S4), even when the bot has them', async () => {
-      await s.h.application.toolAssignments.replace(bot.id, [{ name: 'search_catalogue', config: {} }, { name: 'room_clock', config: {} }]);
+      await s.h.application.toolAssignments.replace(bot.id, [
+        { name: 'search_catalogue', config: {} },
+        { name: 'room_clock', config: {} },
+      ]);
       const callsBefore = mcp.calls.length;
       const seenBefore = seen.length;
       const requestsBefore = s.llm.chatRequests().length;
@@ -332,7 +352,13 @@ for (const dialect of DIALECTS) {
         assert.equal(r.errors.length, 1);
         if (attempt < 3) assert.equal(s.bot(room).length, before, 'nothing is posted while it is retried');
       }
-      assert.deepEqual(s.bot(room).slice(before).map((m) => m.message), [queueNotices().failed]);
+      assert.deepEqual(
+        s
+          .bot(room)
+          .slice(before)
+          .map((m) => m.message),
+        [queueNotices().failed],
+      );
       assert.equal((await queueStats()).failed, 1);
     });
 

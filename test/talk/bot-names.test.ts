@@ -21,7 +21,11 @@ for (const dialect of DIALECTS) {
     });
     after(async () => s.close());
 
-    const messages = (token: string, from: number) => s.bot(token).slice(from).map((m) => m.message);
+    const messages = (token: string, from: number) =>
+      s
+        .bot(token)
+        .slice(from)
+        .map((m) => m.message);
 
     it('a room with one bot: answers are not named', async () => {
       const room = s.groupRoom();
@@ -58,11 +62,18 @@ for (const dialect of DIALECTS) {
       assert.match(sent, /Fractions are parts\./);
       assert.doesNotMatch(sent, /\*\*Tutor:\*\*|\*\*Helper:\*\*/);
       const stored = await s.h.application.database.db.selectFrom('reply_chunks').select('text').execute();
-      assert.ok(stored.every((r) => !r.text.startsWith('**Tutor:**') && !r.text.startsWith('**Helper:**')), 'the reply log keeps the bot\'s own words');
+      assert.ok(
+        stored.every((r) => !r.text.startsWith('**Tutor:**') && !r.text.startsWith('**Helper:**')),
+        "the reply log keeps the bot's own words",
+      );
     });
 
-    it("a bot answering through its own Talk identity is not named; the other bot on the shared identity is", async () => {
-      const registered = await s.h.fetch(`/api/v1/admin/bots/${helper.id}/talk-identity`, { method: 'POST', headers: s.h.browserHeaders('admin'), body: { name: 'Helper' } });
+    it('a bot answering through its own Talk identity is not named; the other bot on the shared identity is', async () => {
+      const registered = await s.h.fetch(`/api/v1/admin/bots/${helper.id}/talk-identity`, {
+        method: 'POST',
+        headers: s.h.browserHeaders('admin'),
+        body: { name: 'Helper' },
+      });
       assert.equal(registered.status, 200, registered.text);
       await s.h.application.index.refresh();
       const room = s.groupRoom();
@@ -71,7 +82,11 @@ for (const dialect of DIALECTS) {
       const sayThrough = async (text: string) => {
         const msg = s.h.nc.postMessage(room, { actorType: 'users', actorId: 'alice' }, text);
         for (const route of [dedicatedRoute(helper.id), SHARED_ROUTE]) {
-          const r = await s.h.fetch(`/${route}`, { method: 'POST', headers: { ...s.h.headers(''), 'Content-Type': 'application/json' }, body: s.h.nc.webhookBodyFor(msg, { route }) });
+          const r = await s.h.fetch(`/${route}`, {
+            method: 'POST',
+            headers: { ...s.h.headers(''), 'Content-Type': 'application/json' },
+            body: s.h.nc.webhookBodyFor(msg, { route }),
+          });
           assert.equal(r.status, 200, r.text);
         }
         await s.idle();

@@ -15,7 +15,9 @@ const CAPTURE_41 = {
 
 // Independent computation, as Talk does it in PHP: hash_hmac('sha256', random . message, secret).
 function reference(secret: string, random: string, message: string): string {
-  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(Buffer.from(random + message, 'utf8')).digest('hex');
+  return createHmac('sha256', Buffer.from(secret, 'utf8'))
+    .update(Buffer.from(random + message, 'utf8'))
+    .digest('hex');
 }
 
 describe('signBotMessage', () => {

@@ -15,7 +15,10 @@ describe('first-party tools driven by Talk, as alice (issue 5 end to end)', () =
     bot = await s.createBot({ mention: 'assistant' });
     const names = Object.keys(s.h.application.registry.metadata()).filter((n) => /^(files|sharing|calendar)_/.test(n));
     assert.ok(names.includes('files_delete') && names.includes('calendar_create_event'));
-    await s.h.application.toolAssignments.replace(bot.id, names.map((name) => ({ name, config: {} })));
+    await s.h.application.toolAssignments.replace(
+      bot.id,
+      names.map((name) => ({ name, config: {} })),
+    );
   });
   after(async () => s.close());
 
@@ -40,24 +43,36 @@ describe('first-party tools driven by Talk, as alice (issue 5 end to end)', () =
     const reads = s.llm.chatRequests().slice(-2).map(lastToolOutput);
     assert.match(reads[0]!, /todo\.md/);
     assert.match(reads[1]!, /Buy milk/);
-    assert.ok(s.bot(r).some((m) => /Using tool/.test(m.message)), 'progress line');
+    assert.ok(
+      s.bot(r).some((m) => /Using tool/.test(m.message)),
+      'progress line',
+    );
     assert.equal(s.bot(r).at(-1)!.message, 'Your todo list says: buy milk.');
 
     // 2. create
     r = await room();
-    s.llm.enqueue({ toolCalls: [{ id: 'c3', name: 'files_create', arguments: '{"path":"Notes/plan.md","content":"# Plan\\n\\nShip it."}' }] }, { text: ['Created Notes/plan.md.'] });
+    s.llm.enqueue(
+      { toolCalls: [{ id: 'c3', name: 'files_create', arguments: '{"path":"Notes/plan.md","content":"# Plan\\n\\nShip it."}' }] },
+      { text: ['Created Notes/plan.md.'] },
+    );
     await s.say(r, 'alice', '@assistant create Notes/plan.md with a plan');
     await s.idle();
     assert.equal(s.h.nc.dav.files.read('alice', 'Notes/plan.md'), '# Plan\n\nShip it.');
 
     // 3. copy, 4. move
     r = await room();
-    s.llm.enqueue({ toolCalls: [{ id: 'c4', name: 'files_copy', arguments: '{"source":"Notes/plan.md","destination":"Notes/plan-copy.md"}' }] }, { text: ['Copied.'] });
+    s.llm.enqueue(
+      { toolCalls: [{ id: 'c4', name: 'files_copy', arguments: '{"source":"Notes/plan.md","destination":"Notes/plan-copy.md"}' }] },
+      { text: ['Copied.'] },
+    );
     await s.say(r, 'alice', '@assistant copy my plan');
     await s.idle();
     assert.ok(s.h.nc.dav.files.read('alice', 'Notes/plan-copy.md'));
     r = await room();
-    s.llm.enqueue({ toolCalls: [{ id: 'c5', name: 'files_move', arguments: '{"source":"Notes/plan-copy.md","destination":"plan-archive.md"}' }] }, { text: ['Moved.'] });
+    s.llm.enqueue(
+      { toolCalls: [{ id: 'c5', name: 'files_move', arguments: '{"source":"Notes/plan-copy.md","destination":"plan-archive.md"}' }] },
+      { text: ['Moved.'] },
+    );
     await s.say(r, 'alice', '@assistant move the copy to my home folder');
     await s.idle();
     assert.equal(s.h.nc.dav.files.read('alice', 'Notes/plan-copy.md'), null);
@@ -65,7 +80,10 @@ describe('first-party tools driven by Talk, as alice (issue 5 end to end)', () =
 
     // 5. share with bob (read-only, no confirmation needed)
     r = await room();
-    s.llm.enqueue({ toolCalls: [{ id: 'c6', name: 'sharing_create_user_share', arguments: '{"path":"Notes/plan.md","user":"bob"}' }] }, { text: ['Shared with Bob.'] });
+    s.llm.enqueue(
+      { toolCalls: [{ id: 'c6', name: 'sharing_create_user_share', arguments: '{"path":"Notes/plan.md","user":"bob"}' }] },
+      { text: ['Shared with Bob.'] },
+    );
     await s.say(r, 'alice', '@assistant share my plan with bob');
     await s.idle();
     const shareCall = s.h.nc.calls.find((c) => c.method === 'POST' && c.path.endsWith('/files_sharing/api/v1/shares'));
@@ -74,7 +92,10 @@ describe('first-party tools driven by Talk, as alice (issue 5 end to end)', () =
 
     // 6. delete: the server asks for confirmation; bob's "yes" and a bare "yes" do nothing; alice's "yes <code>" runs it once
     r = await room();
-    s.llm.enqueue({ toolCalls: [{ id: 'c7', name: 'files_delete', arguments: '{"path":"plan-archive.md"}' }] }, { text: ['I asked you to confirm the deletion.'] });
+    s.llm.enqueue(
+      { toolCalls: [{ id: 'c7', name: 'files_delete', arguments: '{"path":"plan-archive.md"}' }] },
+      { text: ['I asked you to confirm the deletion.'] },
+    );
     await s.say(r, 'alice', '@assistant delete plan-archive.md');
     await s.idle();
     assert.ok(s.h.nc.dav.files.read('alice', 'plan-archive.md'), 'nothing deleted before the confirmation');
@@ -87,7 +108,17 @@ describe('first-party tools driven by Talk, as alice (issue 5 end to end)', () =
     assert.ok(s.h.nc.dav.files.read('alice', 'plan-archive.md'), 'bob and a bare yes confirm nothing');
     await s.say(r, 'alice', `@assistant yes ${code}`);
     await s.idle();
-    assert.equal(s.h.nc.dav.files.read('alice', 'plan-archive.md'), null, `deleted after alice confirmed: ${s.bot(r).map((m) => m.message).join(' | ')} ${s.h.logLines.filter((l) => /warn|error/.test(l)).slice(-5).join('')}`);
+    assert.equal(
+      s.h.nc.dav.files.read('alice', 'plan-archive.md'),
+      null,
+      `deleted after alice confirmed: ${s
+        .bot(r)
+        .map((m) => m.message)
+        .join(' | ')} ${s.h.logLines
+        .filter((l) => /warn|error/.test(l))
+        .slice(-5)
+        .join('')}`,
+    );
     assert.equal(s.h.nc.dav.files.trashOf('alice').length, 1, 'moved to the trash');
     await s.say(r, 'alice', `@assistant yes ${code}`);
     await s.idle();
@@ -115,13 +146,34 @@ describe('first-party tools driven by Talk, as alice (issue 5 end to end)', () =
     r = await room();
     s.llm.responder = () => ({ text: ['Done.'] });
     s.llm.enqueue(
-      { toolCalls: [{ id: 'c10', name: 'calendar_create_event', arguments: JSON.stringify({ calendar: 'work', title: 'Review plan', start: '2027-01-12T10:00:00', end: '2027-01-12T11:00:00', timezone: 'Europe/Berlin' }) }] },
+      {
+        toolCalls: [
+          {
+            id: 'c10',
+            name: 'calendar_create_event',
+            arguments: JSON.stringify({
+              calendar: 'work',
+              title: 'Review plan',
+              start: '2027-01-12T10:00:00',
+              end: '2027-01-12T11:00:00',
+              timezone: 'Europe/Berlin',
+            }),
+          },
+        ],
+      },
       { text: ['Planned.'] },
     );
     await s.say(r, 'alice', '@assistant put a plan review on Jan 12 at 10 Berlin time in my work calendar');
     await s.idle();
     const objects = [...(s.h.nc.dav.calendars.calendar('alice', 'work')?.objects.values() ?? [])];
-    assert.equal(objects.length, 1, s.bot(r).map((m) => m.message).join(' | '));
+    assert.equal(
+      objects.length,
+      1,
+      s
+        .bot(r)
+        .map((m) => m.message)
+        .join(' | '),
+    );
     assert.match(objects[0]!.data, /SUMMARY:Review plan/);
     assert.match(objects[0]!.data, /TZID[=:]Europe\/Berlin/);
 

@@ -33,11 +33,20 @@ for (const dialect of DIALECTS) {
       assert.equal(await inbox.add(event('r1', '2')), true);
       assert.equal(await inbox.add(event('r2', '1')), true);
       const first = await inbox.claim(8, new Set());
-      assert.deepEqual(first.map((e) => [e.roomToken, e.messageId, e.attempts]), [['r1', '1', 1], ['r2', '1', 1]]);
+      assert.deepEqual(
+        first.map((e) => [e.roomToken, e.messageId, e.attempts]),
+        [
+          ['r1', '1', 1],
+          ['r2', '1', 1],
+        ],
+      );
       assert.deepEqual(await inbox.claim(8, new Set()), [], 'nothing more until a room finishes');
       await inbox.complete(first[0]!.id);
       const next = await inbox.claim(8, new Set());
-      assert.deepEqual(next.map((e) => [e.roomToken, e.messageId]), [['r1', '2']]);
+      assert.deepEqual(
+        next.map((e) => [e.roomToken, e.messageId]),
+        [['r1', '2']],
+      );
       assert.equal(await inbox.pendingCount(), 2);
       inbox.stop();
     });
@@ -68,10 +77,16 @@ for (const dialect of DIALECTS) {
       opened.push(tdb);
       const inbox = inboxOf(tdb, () => 1_000_000);
       assert.equal(await inbox.add(event('r1', '1')), true);
-      assert.deepEqual((await inbox.claim(8, new Set())).map((e) => e.roomToken), ['r1']);
+      assert.deepEqual(
+        (await inbox.claim(8, new Set())).map((e) => e.roomToken),
+        ['r1'],
+      );
       assert.equal(await inbox.add(event('r2', '1')), true);
       assert.deepEqual(await inbox.claim(8, new Set(['r1']), { readNew: false }), [], 'not read yet');
-      assert.deepEqual((await inbox.claim(8, new Set(['r1']))).map((e) => e.roomToken), ['r2']);
+      assert.deepEqual(
+        (await inbox.claim(8, new Set(['r1']))).map((e) => e.roomToken),
+        ['r2'],
+      );
     });
 
     it('hands a queued row to the worker, which takes it without a read when no row came between', async () => {
@@ -89,19 +104,29 @@ for (const dialect of DIALECTS) {
       assert.ok(first);
       assert.deepEqual([first.room_token, first.message_id, JSON.parse(first.payload).messageId], ['r1', '1', '1']);
       assert.equal(worker.offer(first), false, 'a worker that has read nothing yet reads');
-      assert.deepEqual((await worker.claim(8, new Set())).map((e) => [e.roomToken, e.messageId]), [['r1', '1']]);
+      assert.deepEqual(
+        (await worker.claim(8, new Set())).map((e) => [e.roomToken, e.messageId]),
+        [['r1', '1']],
+      );
       assert.equal(await intake.accept(event('r1', '1')), false, 'a refused duplicate leaves an unused id behind');
       const second = await intake.accept(event('r2', '1'));
       assert.ok(second);
       assert.equal(second.after, first.id);
       assert.equal(worker.offer(second), true);
-      assert.deepEqual((await worker.claim(8, new Set(['r1']), { readNew: false })).map((e) => [e.roomToken, e.messageId]), [['r2', '1']], 'taken without a read');
+      assert.deepEqual(
+        (await worker.claim(8, new Set(['r1']), { readNew: false })).map((e) => [e.roomToken, e.messageId]),
+        [['r2', '1']],
+        'taken without a read',
+      );
       // A row the worker was not handed (another writer's) comes between: the next one is refused, the read finds both.
       const unseen = await intake.accept(event('r3', '1'));
       const next = await intake.accept(event('r4', '1'));
       assert.ok(unseen && next);
       assert.equal(worker.offer(next), false);
-      assert.deepEqual((await worker.claim(8, new Set(['r1', 'r2']))).map((e) => e.roomToken), ['r3', 'r4']);
+      assert.deepEqual(
+        (await worker.claim(8, new Set(['r1', 'r2']))).map((e) => e.roomToken),
+        ['r3', 'r4'],
+      );
       assert.equal(worker.offer(next), false, 'a row already read is not taken twice');
     });
 
@@ -113,22 +138,45 @@ for (const dialect of DIALECTS) {
       await inbox.add(event('r1', '1'));
       await inbox.add(event('r2', '1'));
       const first = await inbox.claim(8, new Set());
-      assert.deepEqual(first.map((e) => e.roomToken), ['r1', 'r2']);
+      assert.deepEqual(
+        first.map((e) => e.roomToken),
+        ['r1', 'r2'],
+      );
       // A row with a lower id than those already read, as when a PostgreSQL insert commits after a later one.
       const low = Math.min(...first.map((e) => e.id)) - 1;
       await (tdb.intake ?? tdb.db)
         .insertInto('inbox')
-        .values({ id: low, room_token: 'r3', message_id: '1', actor_id: 'users/alice', route: 'talk_bot', kind: 'message', payload: JSON.stringify(event('r3', '1').payload), received_at: clock })
+        .values({
+          id: low,
+          room_token: 'r3',
+          message_id: '1',
+          actor_id: 'users/alice',
+          route: 'talk_bot',
+          kind: 'message',
+          payload: JSON.stringify(event('r3', '1').payload),
+          received_at: clock,
+        })
         .execute();
       await inbox.add(event('r4', '1'));
-      assert.deepEqual((await inbox.claim(8, new Set())).map((e) => e.roomToken), ['r4'], 'between full reads only newer rows are read');
+      assert.deepEqual(
+        (await inbox.claim(8, new Set())).map((e) => e.roomToken),
+        ['r4'],
+        'between full reads only newer rows are read',
+      );
       clock += 5_000;
-      assert.deepEqual((await inbox.claim(8, new Set())).map((e) => e.roomToken), ['r3'], 'the next full read finds the late row');
+      assert.deepEqual(
+        (await inbox.claim(8, new Set())).map((e) => e.roomToken),
+        ['r3'],
+        'the next full read finds the late row',
+      );
       // Rooms stay in order: r1's second message waits for its first.
       await inbox.add(event('r1', '2'));
       assert.deepEqual(await inbox.claim(8, new Set()), []);
       await inbox.complete(first[0]!.id);
-      assert.deepEqual((await inbox.claim(8, new Set())).map((e) => [e.roomToken, e.messageId]), [['r1', '2']]);
+      assert.deepEqual(
+        (await inbox.claim(8, new Set())).map((e) => [e.roomToken, e.messageId]),
+        [['r1', '2']],
+      );
       inbox.stop();
     });
 

@@ -22,7 +22,7 @@ describe('inbox leases and leader leases (PostgreSQL, several processes)', () =>
     await tdb.drop();
   });
 
-  it('hands each row to one worker, a room to one worker at a time in order, and a dead worker\'s row on after its lease', async () => {
+  it("hands each row to one worker, a room to one worker at a time in order, and a dead worker's row on after its lease", async () => {
     const a = new InboxLeases(tdb.db, { owner: 'a', ttlMs: 3000 }, now);
     const b = new InboxLeases(tdb.db, { owner: 'b', ttlMs: 3000 }, now);
     const r1 = await add('room1', '1');
@@ -44,7 +44,10 @@ describe('inbox leases and leader leases (PostgreSQL, several processes)', () =>
     assert.equal(await otherWorker.complete(r1.id), true);
     for (const r of taken) if (r.id !== r1.id) await otherWorker.complete(r.id);
     const next = await a.claim(10, []);
-    assert.deepEqual(next.map((r) => r.id), [r2.id]);
+    assert.deepEqual(
+      next.map((r) => r.id),
+      [r2.id],
+    );
     // Renewal keeps a row while its turn runs.
     clock += 2000;
     await a.renew();

@@ -81,10 +81,7 @@ describe('parseWebhookMessage on the real captures', () => {
     assert.equal(m.kind, 'chat');
     assert.equal(m.rawText.match(/\{mention-user1\}/g)?.length, 2);
     assert.ok(m.rawText.startsWith('Hi {mention-user1} and {mention-user1}, '));
-    assert.equal(
-      m.text,
-      'Hi @Bob and @Bob, please ask @"EducAI acceptance bot" (the EducAI acceptance bot) about fractions. Also @all.',
-    );
+    assert.equal(m.text, 'Hi @Bob and @Bob, please ask @"EducAI acceptance bot" (the EducAI acceptance bot) about fractions. Also @all.');
     assert.equal(m.parameters['mention-user1']?.id, 'bob');
     assert.equal(m.parameters['mention-user2']?.id, 'bob');
     assert.deepEqual(m.attachments, []);
@@ -310,7 +307,7 @@ describe('parseChatApiMessage on the real captures', () => {
     for (const raw of messages) assert.ok(parseChatApiMessage(raw));
   });
 
-  it('Talk\'s copy of the mention message matches the webhook (62 chat read vs 61)', () => {
+  it("Talk's copy of the mention message matches the webhook (62 chat read vs 61)", () => {
     const messages = stepMessages('62-talk-webhook-file-share.json', 'chatAfterShare');
     const fromChat = chatMessage(messages, 141);
     const fromWebhook = parsed('61-talk-webhook-mention.json');
@@ -409,10 +406,7 @@ describe('renderMessageText', () => {
       file: { type: 'file', id: '38', name: 'sheet.pdf' },
       actor: { type: 'user', id: 'alice', name: 'Alice' },
     };
-    assert.equal(
-      renderMessageText('{actor}: {mention-user1} see {file} in {mention-call1}', params),
-      'Alice: @Bob see sheet.pdf in @Maths 7b',
-    );
+    assert.equal(renderMessageText('{actor}: {mention-user1} see {file} in {mention-call1}', params), 'Alice: @Bob see sheet.pdf in @Maths 7b');
   });
 
   it('keeps unknown placeholders, braces that are not placeholders, and inherited names', () => {

@@ -32,7 +32,15 @@ describe('confirm with a 👍 through the application (issue 23)', () => {
         const r = await s.deliver(w.rawBody);
         assert.equal(r.status, 200, JSON.stringify(r.json));
       }
-      assert.deepEqual(seen, [['nn5awd8i', '7'], ['nn5awd8i', '7'], ['nn5awd8i', '7']], 'each Like, none for the Undo or the Activity');
+      assert.deepEqual(
+        seen,
+        [
+          ['nn5awd8i', '7'],
+          ['nn5awd8i', '7'],
+          ['nn5awd8i', '7'],
+        ],
+        'each Like, none for the Undo or the Activity',
+      );
       assert.equal(await s.h.application.inbox.pendingCount(), before, 'no inbox row');
     } finally {
       processing.reactionSeen = original;
@@ -51,7 +59,9 @@ describe('confirm with a 👍 through the application (issue 23)', () => {
       s.llm.enqueue({ toolCalls: [{ id: 'c1', name: 'files_delete', arguments: '{"path":"old.md"}' }] }, { text: ['Please confirm.'] });
       await s.say(room, 'alice', '@assistant delete old.md');
       await s.idle();
-      const request = nc.talk.room(room).messages.find((m) => m.actorType === 'bots' && m.systemMessage === '' && /old\.md/.test(m.message) && /Confirmation needed/.test(m.message));
+      const request = nc.talk
+        .room(room)
+        .messages.find((m) => m.actorType === 'bots' && m.systemMessage === '' && /old\.md/.test(m.message) && /Confirmation needed/.test(m.message));
       assert.ok(request, 'the server posted the request');
       const reactionReads = () => nc.calls.filter((c) => c.method === 'GET' && c.path.includes(`/reaction/${room}/${request.id}`)).length;
       await waitFor(() => reactionReads() > 0, 'the first read of the request', 15_000);
@@ -67,7 +77,8 @@ describe('confirm with a 👍 through the application (issue 23)', () => {
       await waitFor(() => nc.talk.botReactions.some((r) => r.messageId === request.id && r.reaction === '✅' && r.status === 201), 'the bot ✅', 15_000);
       await waitFor(() => s.bot(room).some((m) => /Done: delete the file \/old\.md/.test(m.message)), 'the answer', 15_000);
       assert.equal(nc.dav.files.trashOf('alice').length, 1, 'deleted once');
-      for (const c of nc.calls.filter((x) => x.path.includes(`/reaction/${room}/`) && x.method === 'GET')) assert.equal(c.user, 'alice', 'read as the requester');
+      for (const c of nc.calls.filter((x) => x.path.includes(`/reaction/${room}/`) && x.method === 'GET'))
+        assert.equal(c.user, 'alice', 'read as the requester');
     } finally {
       nc.talk.webhookHandler = null;
       nc.talk.setBotFeatures('talk_bot', ['webhook', 'response']);

@@ -55,7 +55,6 @@ describe('ReplySanitizer links', () => {
   for (const [name, input, expected] of cases) {
     it(name, () => assert.equal(sanitizer().sanitize(input), expected));
   }
-
 });
 
 describe('ReplySanitizer untrusted text in links', () => {

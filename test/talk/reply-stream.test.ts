@@ -54,9 +54,15 @@ describe('reply stream', () => {
     await s.push('Three.');
     await s.finish();
     const sent = nc.botMessages.filter((b) => b.token === token).slice(-3);
-    assert.deepEqual(sent.map((b) => b.replyTo), [m.id, m.id, m.id]);
+    assert.deepEqual(
+      sent.map((b) => b.replyTo),
+      [m.id, m.id, m.id],
+    );
     // Each chunk replies to the question, but only the first notifies its author.
-    assert.deepEqual(sent.map((b) => b.silent), [false, true, true]);
+    assert.deepEqual(
+      sent.map((b) => b.silent),
+      [false, true, true],
+    );
   });
 
   it('notifies once per answer: the first message, placeholder or chunk; later ones are silent', async () => {
@@ -68,7 +74,10 @@ describe('reply stream', () => {
     await s.finish();
     const sent = nc.botMessages.slice(before);
     assert.equal(sent.length, 3, JSON.stringify(sent.map((b) => b.message)));
-    assert.deepEqual(sent.map((b) => b.silent), [false, true, true]);
+    assert.deepEqual(
+      sent.map((b) => b.silent),
+      [false, true, true],
+    );
     // Resumed after a restart with chunks already posted: nothing more rings.
     const resumed = new ReplyStream({
       target: { inboxId: 105, route: 'talk_bot', roomToken: token, replyTo: m.id, inThread: false },
@@ -89,7 +98,11 @@ describe('reply stream', () => {
     const before = nc.botMessages.length;
     const sends = () => nc.calls.filter((c) => c.method === 'POST' && /\/bot\/[a-z0-9]+\/message$/.test(c.path)).length;
     const sent = sends();
-    nc.failNext({ method: 'POST', path: /\/bot\/[a-z0-9]+\/message$/ }, { status: 429, body: '{"ocs":{"meta":{"status":"failure","statuscode":429,"message":""},"data":[]}}' }, 5);
+    nc.failNext(
+      { method: 'POST', path: /\/bot\/[a-z0-9]+\/message$/ },
+      { status: 429, body: '{"ocs":{"meta":{"status":"failure","statuscode":429,"message":""},"data":[]}}' },
+      5,
+    );
     try {
       await assert.rejects(stream(106, false, m.id).post('Hello.'), (err: Error) => err.name === 'BotSendError');
       assert.equal(sends() - sent, 1, 'one attempt, no retries');
@@ -115,7 +128,10 @@ describe('reply stream', () => {
     assert.equal(nc.botMessages.at(-1)!.message, 'And a second sentence starts here.');
     assert.equal(nc.botMessages.at(-1)!.replyTo, null);
     const rows = await log.list(2);
-    assert.ok(rows.every((r) => r.posted), 'every chunk is marked posted');
+    assert.ok(
+      rows.every((r) => r.posted),
+      'every chunk is marked posted',
+    );
   });
 
   it('neutralises links and mentions before each flush (S8)', async () => {
@@ -129,7 +145,7 @@ describe('reply stream', () => {
     assert.doesNotMatch(text, /(^|\s)@all/);
   });
 
-  it('names the bot in the first message only; the reply log and the streamed text keep the bot\'s own words', async () => {
+  it("names the bot in the first message only; the reply log and the streamed text keep the bot's own words", async () => {
     const m = nc.postMessage(token, { actorType: 'users', actorId: 'alice' }, 'question');
     const before = nc.botMessages.length;
     const s = stream(4, false, m.id, 'Helper');
@@ -138,7 +154,10 @@ describe('reply stream', () => {
     const text = await s.finish();
     const sent = nc.botMessages.slice(before).map((b) => b.message);
     assert.deepEqual(sent, ['**Helper:** First paragraph.', 'Second paragraph.', 'A progress line.']);
-    assert.deepEqual((await log.list(4)).map((c) => c.text), ['First paragraph.', 'Second paragraph.', 'A progress line.']);
+    assert.deepEqual(
+      (await log.list(4)).map((c) => c.text),
+      ['First paragraph.', 'Second paragraph.', 'A progress line.'],
+    );
     assert.equal(text, 'First paragraph.\n\nSecond paragraph.');
   });
 
@@ -174,6 +193,9 @@ describe('reply stream', () => {
     });
     await resumed.push('After it.');
     await resumed.finish();
-    assert.deepEqual(nc.botMessages.slice(before).map((b) => b.message), ['After it.']);
+    assert.deepEqual(
+      nc.botMessages.slice(before).map((b) => b.message),
+      ['After it.'],
+    );
   });
 });

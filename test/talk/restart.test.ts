@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BotStore } from '../../lib/bots/bot-store.ts';
-import { openDatabase } from '../../lib/storage/database.ts';
 import { FakeOpenAI } from '../fakes/openai/fake-openai.ts';
 import { FakeNextcloud } from '../fakes/nextcloud/server.ts';
 import { createTestDatabase, DIALECTS, type TestDatabase } from '../helpers/databases.ts';

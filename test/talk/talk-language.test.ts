@@ -10,7 +10,10 @@ import { startTalkScenario, type TalkScenario } from '../helpers/talk-scenario.t
 describe('progress lines', () => {
   it("name the tools in the turn's language", () => {
     assert.equal(progressLine(['search_docs']), '🔧 Using tool: search_docs…');
-    assert.equal(withTalkLanguage('de', () => progressLine(['search_docs', 'read_file', 'search_docs'])), '🔧 Verwende Werkzeuge: search_docs, read_file…');
+    assert.equal(
+      withTalkLanguage('de', () => progressLine(['search_docs', 'read_file', 'search_docs'])),
+      '🔧 Verwende Werkzeuge: search_docs, read_file…',
+    );
   });
 });
 
@@ -36,7 +39,7 @@ for (const dialect of DIALECTS) {
     after(async () => s.close());
 
     it('onboards a German-speaking user in German, and the next English speaker in English', async () => {
-      const bot = await s.createBot({ mention: 'lehrer', displayName: 'Lehrer' });
+      await s.createBot({ mention: 'lehrer', displayName: 'Lehrer' });
       const room = s.groupRoom('Klasse 7b');
       s.h.nc.addParticipant(room, { actorId: 'jonas', participantType: 3 });
       await s.say(room, 'jonas', '@lehrer');
@@ -49,7 +52,10 @@ for (const dialect of DIALECTS) {
       assert.match(s.bot(room).at(-1)!.message, /^Bitte mit \*\*A\*\* \(Antwort nur, wenn jemand [@＠]lehrer erwähnt\)/);
       await s.say(room, 'jonas', 'A');
       await s.idle();
-      assert.match(s.bot(room).at(-1)!.message, /^Danke, \*\*Lehrer\*\* ist eingerichtet\. Für Fragen einfach [@＠]lehrer erwähnen\. Mit `\(\(RESET\)\)` lässt sich jederzeit neu beginnen\.$/);
+      assert.match(
+        s.bot(room).at(-1)!.message,
+        /^Danke, \*\*Lehrer\*\* ist eingerichtet\. Für Fragen einfach [@＠]lehrer erwähnen\. Mit `\(\(RESET\)\)` lässt sich jederzeit neu beginnen\.$/,
+      );
 
       // Alice's Nextcloud speaks English: the same bot answers her fixed texts in English.
       await s.say(room, 'alice', '((RESET)) @lehrer');
@@ -57,7 +63,7 @@ for (const dialect of DIALECTS) {
       assert.match(s.bot(room).at(-1)!.message, /^Chat with \*\*[@＠]lehrer\*\* has been reset\. Mention the bot again to start fresh\.$/);
     });
 
-    it('writes errors and limits in the author\'s language, and leaves the model\'s answer alone', async () => {
+    it("writes errors and limits in the author's language, and leaves the model's answer alone", async () => {
       const bot = await s.createBot({ mention: 'helfer', displayName: 'Helfer' });
       const room = s.groupRoom('Gruppe');
       s.h.nc.addParticipant(room, { actorId: 'jonas', participantType: 3 });

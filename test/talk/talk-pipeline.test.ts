@@ -59,9 +59,18 @@ for (const dialect of DIALECTS) {
       const q = await s.say(room, 'bob', '@writer three paragraphs please');
       await s.idle();
       const replies = s.bot(room).slice(before);
-      assert.deepEqual(replies.map((r) => r.message), ['First paragraph.', 'Second paragraph.', 'Third paragraph.']);
-      assert.deepEqual(replies.map((r) => r.replyTo), [q.id, null, null]);
-      assert.ok(s.h.nc.botMessages.every((m) => m.signatureValid), 'every bot message is signed correctly');
+      assert.deepEqual(
+        replies.map((r) => r.message),
+        ['First paragraph.', 'Second paragraph.', 'Third paragraph.'],
+      );
+      assert.deepEqual(
+        replies.map((r) => r.replyTo),
+        [q.id, null, null],
+      );
+      assert.ok(
+        s.h.nc.botMessages.every((m) => m.signatureValid),
+        'every bot message is signed correctly',
+      );
       assert.ok(s.h.nc.botMessages.every((m) => m.referenceId && m.referenceId.length >= 32));
     });
 
@@ -80,7 +89,13 @@ for (const dialect of DIALECTS) {
       const answer = replies.slice(1);
       assert.ok(answer.length >= 2, 'the long answer is split');
       assert.ok(answer.every((r) => [...r.message].length <= 32000));
-      assert.equal(answer.map((r) => r.message).join('').replace(/\s/g, ''), long.replace(/\s/g, ''));
+      assert.equal(
+        answer
+          .map((r) => r.message)
+          .join('')
+          .replace(/\s/g, ''),
+        long.replace(/\s/g, ''),
+      );
     });
 
     it('tells the user about an error after a partial stream, without provider details', async () => {
@@ -108,7 +123,13 @@ for (const dialect of DIALECTS) {
       const two = await s.say(room, 'bob', '@orderly two');
       await s.idle();
       const replies = s.bot(room).slice(before);
-      assert.deepEqual(replies.map((r) => [r.message, r.replyTo]), [['Answer one.', one.id], ['Answer two.', two.id]]);
+      assert.deepEqual(
+        replies.map((r) => [r.message, r.replyTo]),
+        [
+          ['Answer one.', one.id],
+          ['Answer two.', two.id],
+        ],
+      );
     });
 
     it('routes two bots by their own mentions only, never inside a URL', async () => {
@@ -129,7 +150,13 @@ for (const dialect of DIALECTS) {
       const sys = (s.llm.lastChatBody().messages as Array<{ content: string }>)[0]!.content;
       assert.match(sys, /@beta/);
       // Two bots share the "Talk AI" identity here, so the answer names its bot (feature row 13).
-      assert.deepEqual(s.bot(room).slice(before).map((r) => r.message), ['**beta:** Beta here.']);
+      assert.deepEqual(
+        s
+          .bot(room)
+          .slice(before)
+          .map((r) => r.message),
+        ['**beta:** Beta here.'],
+      );
     });
 
     it('lets only moderators reset a bot, politely refusing others', async () => {

@@ -120,8 +120,14 @@ describe('Talk 21 webhooks (Nextcloud 33 captures)', () => {
   });
 
   it('edits and deletions are Activities named message_edited / message_deleted', () => {
-    assert.deepEqual(webhookBodies('talk-21-webhook-edit.json', 33).map((b) => (b as Json)['object']['name']), ['message_edited']);
-    assert.deepEqual(webhookBodies('talk-21-webhook-delete.json', 33).map((b) => (b as Json)['object']['name']), ['message_deleted']);
+    assert.deepEqual(
+      webhookBodies('talk-21-webhook-edit.json', 33).map((b) => (b as Json)['object']['name']),
+      ['message_edited'],
+    );
+    assert.deepEqual(
+      webhookBodies('talk-21-webhook-delete.json', 33).map((b) => (b as Json)['object']['name']),
+      ['message_deleted'],
+    );
   });
 
   it('reactions reach an ExApp bot only with the reaction feature, as Like / Undo', () => {
@@ -159,7 +165,10 @@ describe('Talk 21 webhooks (Nextcloud 33 captures)', () => {
       const req = capture[step]['request'] as Json;
       const body = JSON.parse(req['body']) as Json;
       const signed = String(body['message'] ?? body['reaction']);
-      assert.ok(verifyBotSignature(CAPTURE_TEST_SECRET, req['headers']['X-Nextcloud-Talk-Bot-Random'], signed, req['headers']['X-Nextcloud-Talk-Bot-Signature']), step);
+      assert.ok(
+        verifyBotSignature(CAPTURE_TEST_SECRET, req['headers']['X-Nextcloud-Talk-Bot-Random'], signed, req['headers']['X-Nextcloud-Talk-Bot-Signature']),
+        step,
+      );
     }
   });
 });

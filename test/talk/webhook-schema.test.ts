@@ -1,12 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  MAX_CONTENT_LENGTH,
-  MAX_MESSAGE_LENGTH,
-  parseTalkWebhook,
-  type ParseTalkWebhookResult,
-  type TalkWebhookEvent,
-} from '../../lib/talk/webhook-schema.ts';
+import { MAX_CONTENT_LENGTH, MAX_MESSAGE_LENGTH, parseTalkWebhook, type ParseTalkWebhookResult, type TalkWebhookEvent } from '../../lib/talk/webhook-schema.ts';
 import { webhookBodies } from '../helpers/fixtures.ts';
 
 type Json = Record<string, unknown>;
@@ -125,11 +119,7 @@ describe('parseTalkWebhook on the real captures', () => {
   });
 
   it('captures of events without a webhook hold no bodies', () => {
-    for (const name of [
-      '67-talk-webhook-session-join-leave.json',
-      '67-talk-webhook-reaction-added.json',
-      '67-talk-webhook-bot-disable-enable.json',
-    ]) {
+    for (const name of ['67-talk-webhook-session-join-leave.json', '67-talk-webhook-reaction-added.json', '67-talk-webhook-bot-disable-enable.json']) {
       assert.deepEqual(webhookBodies(name), []);
     }
   });

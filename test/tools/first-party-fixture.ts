@@ -27,7 +27,15 @@ export class RecordingConfirmations implements ConfirmationRequester {
   async requestConfirmation(ctx: InvocationContext, action: ProposedAction): Promise<RequestedConfirmation> {
     const id = `req-${++this.#n}`;
     this.requests.push({ ctx, action, id });
-    return { id, code: '4821', expiresAt: NOW + 600_000, text: `confirm ${action.description}`, notification: null, superseded: [], referenceId: 'f'.repeat(64) };
+    return {
+      id,
+      code: '4821',
+      expiresAt: NOW + 600_000,
+      text: `confirm ${action.description}`,
+      notification: null,
+      superseded: [],
+      referenceId: 'f'.repeat(64),
+    };
   }
 
   /** A recorded request as the confirmation service hands it to the executor (secrets unsealed). */
@@ -113,7 +121,12 @@ export function seedFiles(nc: FakeNextcloud): void {
   nc.dav.files.mkdir('alice', 'Talk');
   nc.dav.files.mkdir('alice', 'educai-share');
   nc.dav.files.putFile('alice', 'educai-share/lesson.txt', 'lesson plan\n');
-  nc.dav.files.putFile('alice', 'pixel.png', Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4zwAE/xkgFAAb8gP91pbyKwAAAABJRU5ErkJggg==', 'base64'), 'image/png');
+  nc.dav.files.putFile(
+    'alice',
+    'pixel.png',
+    Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAEElEQVR4nGP4zwAE/xkgFAAb8gP91pbyKwAAAABJRU5ErkJggg==', 'base64'),
+    'image/png',
+  );
   nc.dav.files.putFile('bob', 'Readme.md', 'bob private notes');
   nc.dav.files.putFile('bob', 'secret/plan.txt', 'bob secret plan');
 }

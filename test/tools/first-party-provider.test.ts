@@ -11,7 +11,14 @@ import type { RecordedCall } from '../fakes/nextcloud/server.ts';
 import { json, RecordingConfirmations, seedFiles, startToolWorld, text, type ToolWorld } from './first-party-fixture.ts';
 
 const FILES = ['files_list', 'files_read', 'files_create', 'files_overwrite', 'files_mkdir', 'files_copy', 'files_move', 'files_delete', 'files_restore'];
-const SHARING = ['sharing_list', 'sharing_create_user_share', 'sharing_create_group_share', 'sharing_create_public_link', 'sharing_update_permissions', 'sharing_delete'];
+const SHARING = [
+  'sharing_list',
+  'sharing_create_user_share',
+  'sharing_create_group_share',
+  'sharing_create_public_link',
+  'sharing_update_permissions',
+  'sharing_delete',
+];
 const CALENDAR = ['calendar_list', 'calendar_search', 'calendar_availability', 'calendar_create_event', 'calendar_update_event', 'calendar_delete_event'];
 const DECK = [
   'deck_list_boards',
@@ -36,7 +43,16 @@ const DECK = [
   'deck_update_comment',
   'deck_delete_comment',
 ];
-const COLLECTIVES = ['collectives_list', 'collectives_page_tree', 'collectives_read_page', 'collectives_create_page', 'collectives_update_page', 'collectives_rename_page', 'collectives_move_page', 'collectives_trash_page'];
+const COLLECTIVES = [
+  'collectives_list',
+  'collectives_page_tree',
+  'collectives_read_page',
+  'collectives_create_page',
+  'collectives_update_page',
+  'collectives_rename_page',
+  'collectives_move_page',
+  'collectives_trash_page',
+];
 const CAL = 'educai-1796010206204';
 
 let w: ToolWorld;
@@ -47,7 +63,9 @@ function freshProvider(options: ConstructorParameters<typeof FirstPartyToolProvi
 }
 
 function capabilitiesWith(mutate: (caps: Record<string, Record<string, unknown>>) => void): string {
-  const body = JSON.parse(readNc29Exchange('20-ocs-capabilities-as-alice.json').response.body) as { ocs: { data: { capabilities: Record<string, Record<string, unknown>> } } };
+  const body = JSON.parse(readNc29Exchange('20-ocs-capabilities-as-alice.json').response.body) as {
+    ocs: { data: { capabilities: Record<string, Record<string, unknown>> } };
+  };
   mutate(body.ocs.data.capabilities);
   return JSON.stringify(body);
 }
@@ -71,7 +89,10 @@ function assertConfined(calls: RecordedCall[]): void {
   ];
   for (const c of calls) {
     assert.equal(c.user, 'alice', `${c.method} ${c.path}`);
-    assert.ok(allowed.some((re) => re.test(c.path)), `unexpected request ${c.method} ${c.path}`);
+    assert.ok(
+      allowed.some((re) => re.test(c.path)),
+      `unexpected request ${c.method} ${c.path}`,
+    );
     const segments = c.path.split('/').map((s) => decodeURIComponent(s));
     assert.ok(!segments.some((s) => s === '..' || s === '.' || /[?#\\]/.test(s)), `unsafe segment in ${c.path}`);
     for (const k of c.query.keys()) assert.ok(['format', 'path', 'reshares', 'subfiles', 'search', 'itemType', 'perPage', 'lookup'].includes(k), `query ${k}`);
@@ -89,7 +110,12 @@ describe('the first-party provider', () => {
     seedFiles(w.nc);
     w.nc.dav.calendars.createCalendar('alice', CAL, 'EducAI');
     w.nc.dav.calendars.createCalendar('bob', 'personal', 'Personal');
-    w.nc.dav.calendars.putObject('bob', 'personal', 'bob-1.ics', 'BEGIN:VCALENDAR\nVERSION:2.0\nBEGIN:VEVENT\nUID:bob-private\nDTSTAMP:20260101T100000Z\nDTSTART:20270301T093000Z\nDTEND:20270301T110000Z\nSUMMARY:Bob private\nEND:VEVENT\nEND:VCALENDAR\n');
+    w.nc.dav.calendars.putObject(
+      'bob',
+      'personal',
+      'bob-1.ics',
+      'BEGIN:VCALENDAR\nVERSION:2.0\nBEGIN:VEVENT\nUID:bob-private\nDTSTAMP:20260101T100000Z\nDTSTART:20270301T093000Z\nDTEND:20270301T110000Z\nSUMMARY:Bob private\nEND:VEVENT\nEND:VCALENDAR\n',
+    );
   });
   after(async () => {
     await w.close();
@@ -102,7 +128,10 @@ describe('the first-party provider', () => {
 
   it('is one provider with id first-party: every tool acts as the user, has a policy, label and summary', async () => {
     assert.equal(w.provider.id, 'first-party');
-    assert.deepEqual(ALL_FIRST_PARTY_TOOLS.map((t) => t.definition.name), [...FILES, ...SHARING, ...CALENDAR, ...DECK, ...COLLECTIVES]);
+    assert.deepEqual(
+      ALL_FIRST_PARTY_TOOLS.map((t) => t.definition.name),
+      [...FILES, ...SHARING, ...CALENDAR, ...DECK, ...COLLECTIVES],
+    );
     const meta = w.provider.getToolMetadata();
     for (const t of ALL_FIRST_PARTY_TOOLS) {
       const d = t.definition;
@@ -112,10 +141,23 @@ describe('the first-party provider', () => {
       assert.equal(d.schema['type'], 'object');
       assert.ok(!Array.isArray(d.schema['properties']), 'empty properties are {} not []');
       const props = Object.keys(d.schema['properties'] as object);
-      for (const forbidden of ['user_id', 'userId', 'owner', 'url', 'href', 'endpoint', 'password_hash', 'token', 'secret']) assert.ok(!props.includes(forbidden), `${d.name} takes no ${forbidden}`);
+      for (const forbidden of ['user_id', 'userId', 'owner', 'url', 'href', 'endpoint', 'password_hash', 'token', 'secret'])
+        assert.ok(!props.includes(forbidden), `${d.name} takes no ${forbidden}`);
     }
-    const destructive = ALL_FIRST_PARTY_TOOLS.filter((t) => t.definition.policy.destructive).map((t) => t.definition.name).sort();
-    assert.deepEqual(destructive, ['calendar_delete_event', 'collectives_trash_page', 'deck_delete_card', 'deck_delete_comment', 'deck_delete_label', 'deck_delete_stack', 'files_delete', 'files_overwrite', 'sharing_delete']);
+    const destructive = ALL_FIRST_PARTY_TOOLS.filter((t) => t.definition.policy.destructive)
+      .map((t) => t.definition.name)
+      .sort();
+    assert.deepEqual(destructive, [
+      'calendar_delete_event',
+      'collectives_trash_page',
+      'deck_delete_card',
+      'deck_delete_comment',
+      'deck_delete_label',
+      'deck_delete_stack',
+      'files_delete',
+      'files_overwrite',
+      'sharing_delete',
+    ]);
     for (const name of ['files_list', 'files_read', 'sharing_list', 'calendar_list', 'calendar_search', 'calendar_availability']) {
       assert.equal(ALL_FIRST_PARTY_TOOLS.find((t) => t.definition.name === name)?.definition.policy.readOnly, true, name);
     }
@@ -144,14 +186,20 @@ describe('the first-party provider', () => {
     const provider = freshProvider();
     // Deck is read from the capabilities as the user in a second call, which is not injected here.
     const tools = (await provider.getTools(w.ctx())).map((t) => t.name).filter((n) => !n.startsWith('deck_'));
-    assert.deepEqual(tools, FILES.filter((n) => n !== 'files_restore'));
+    assert.deepEqual(
+      tools,
+      FILES.filter((n) => n !== 'files_restore'),
+    );
     const refused = await provider.executeTool('sharing_list', {}, {}, w.ctx());
     assert.match(text(refused), /not available on this Nextcloud/);
     const del = await provider.executeTool('files_delete', { path: 'EducAI-worksheet.txt' }, {}, w.ctx());
     assert.match(text(del), /NOT DONE YET/);
     assert.match(w.confirmations.requests.at(-1)?.action.description ?? '', /permanently \(the trash bin is switched off/);
 
-    w.nc.failNext({ method: 'GET', path: /cloud\/capabilities$/ }, { status: 200, body: capabilitiesWith((c) => void ((c['files_sharing'] as Record<string, Record<string, unknown>>)['public'] = { enabled: false })) });
+    w.nc.failNext(
+      { method: 'GET', path: /cloud\/capabilities$/ },
+      { status: 200, body: capabilitiesWith((c) => void ((c['files_sharing'] as Record<string, Record<string, unknown>>)['public'] = { enabled: false })) },
+    );
     const noLinks = (await freshProvider().getTools(w.ctx())).map((t) => t.name);
     assert.ok(!noLinks.includes('sharing_create_public_link'));
     assert.ok(noLinks.includes('sharing_create_user_share'));
@@ -164,18 +212,30 @@ describe('the first-party provider', () => {
     const registry = new ToolRegistry({ logger: createLogger({ level: 'silent' }) });
     registry.register(w.provider, 'first-party');
     const guest = createInvocationContext({ user: null, actorKind: 'guest', botId: 'bot-1', roomToken: 'room-a' });
-    const loadout = await registry.loadout(guest, [{ name: 'files_list', config: {} }, { name: 'calendar_list', config: {} }]);
+    const loadout = await registry.loadout(guest, [
+      { name: 'files_list', config: {} },
+      { name: 'calendar_list', config: {} },
+    ]);
     assert.equal(loadout.tools.length, 0);
-    assert.deepEqual(loadout.unavailable.map((u) => u.reason), [REASON_REQUIRES_USER, REASON_REQUIRES_USER]);
+    assert.deepEqual(
+      loadout.unavailable.map((u) => u.reason),
+      [REASON_REQUIRES_USER, REASON_REQUIRES_USER],
+    );
     const direct = await w.provider.executeTool('files_list', {}, {}, guest);
     assert.equal(direct.isError, true);
   });
 
   it('server policy can forbid a tool or demand confirmation; model arguments cannot change it', async () => {
-    const provider = freshProvider({ serverPolicy: (bot, tool) => (tool === 'files_list' || tool === 'files_delete' ? 'forbid' : tool === 'files_mkdir' && bot === 'bot-1' ? 'confirm' : 'default') });
+    const provider = freshProvider({
+      serverPolicy: (bot, tool) =>
+        tool === 'files_list' || tool === 'files_delete' ? 'forbid' : tool === 'files_mkdir' && bot === 'bot-1' ? 'confirm' : 'default',
+    });
     const forbidden = await provider.executeTool('files_list', { path: '', policy: 'default', requireConfirmation: false }, {}, w.ctx());
     assert.match(text(forbidden), /not allowed for this bot/);
-    assert.equal(w.callsSince(mark).some((c) => c.path.includes('/files/')), false);
+    assert.equal(
+      w.callsSince(mark).some((c) => c.path.includes('/files/')),
+      false,
+    );
     const before = w.confirmations.requests.length;
     const mkdir = await provider.executeTool('files_mkdir', { path: 'policy-folder', confirm: false }, {}, w.ctx());
     assert.match(text(mkdir), /NOT DONE YET/);
@@ -183,7 +243,20 @@ describe('the first-party provider', () => {
     assert.match(w.confirmations.requests.at(-1)?.action.reason ?? '', /bot's policy/);
     assert.equal(w.nc.dav.files.node('alice', 'policy-folder'), null);
     // A forbidden tool also refuses a confirmation that was stored before the rule changed.
-    const stored = { id: 'x', userUid: 'alice', botId: 'bot-1', roomToken: 'room-a', providerId: 'first-party', tool: 'files_delete', args: { path: 'EducAI-worksheet.txt' }, binding: {}, description: '', hash: '', createdAt: 0, expiresAt: 0 };
+    const stored = {
+      id: 'x',
+      userUid: 'alice',
+      botId: 'bot-1',
+      roomToken: 'room-a',
+      providerId: 'first-party',
+      tool: 'files_delete',
+      args: { path: 'EducAI-worksheet.txt' },
+      binding: {},
+      description: '',
+      hash: '',
+      createdAt: 0,
+      expiresAt: 0,
+    };
     assert.match(text(await provider.executeConfirmed(stored, issueFromConfirmedTalkAuthor('alice'))), /not allowed for this bot/);
     // The owner's per-assignment setting asks for confirmation too.
     const owner = await w.provider.executeTool('files_mkdir', { path: 'owner-folder' }, { requireConfirmation: true }, w.ctx());
@@ -222,7 +295,10 @@ describe('the first-party provider', () => {
       assert.equal(res.isError, true, `${name} ${JSON.stringify(args)} → ${text(res)}`);
     }
     const listing = json(await w.run('files_list', { path: '', user: 'bob' }));
-    assert.ok((listing['items'] as Array<Record<string, unknown>>).some((i) => i['name'] === 'EducAI-worksheet.txt'), "an argument naming bob still lists alice's home");
+    assert.ok(
+      (listing['items'] as Array<Record<string, unknown>>).some((i) => i['name'] === 'EducAI-worksheet.txt'),
+      "an argument naming bob still lists alice's home",
+    );
     assert.equal(w.nc.dav.files.read('bob', 'Readme.md'), 'bob private notes');
     assert.equal(w.nc.dav.files.read('bob', 'secret/plan.txt'), 'bob secret plan');
     assert.equal(w.nc.dav.sharing.of('bob').length, 0);
@@ -231,8 +307,22 @@ describe('the first-party provider', () => {
     assert.deepEqual(w.nc.headerViolations, []);
   });
 
-  it('S2 fuzz: ../, %2e%2e, ? and # in every string argument of every tool stay inside alice\'s own space', async () => {
-    const payloads = ['../', '../../bob/Readme.md', '%2e%2e/bob', '%2e%2e%2fbob', 'a?b=1', 'x#frag', 'notes/../../bob', '..', '.', 'a\\b', '%2F..%2Fbob', 'ok/%3Fx', '..%2f..%2fbob'];
+  it("S2 fuzz: ../, %2e%2e, ? and # in every string argument of every tool stay inside alice's own space", async () => {
+    const payloads = [
+      '../',
+      '../../bob/Readme.md',
+      '%2e%2e/bob',
+      '%2e%2e%2fbob',
+      'a?b=1',
+      'x#frag',
+      'notes/../../bob',
+      '..',
+      '.',
+      'a\\b',
+      '%2F..%2Fbob',
+      'ok/%3Fx',
+      '..%2f..%2fbob',
+    ];
     const base: Record<string, Record<string, unknown>> = {
       files_list: { path: '' },
       files_read: { path: 'EducAI-worksheet.txt' },
@@ -260,7 +350,9 @@ describe('the first-party provider', () => {
     for (const tool of ALL_FIRST_PARTY_TOOLS) {
       const name = tool.definition.name;
       const props = tool.definition.schema['properties'] as Record<string, { type?: string }>;
-      const stringFields = Object.entries(props).filter(([, s]) => s.type === 'string').map(([k]) => k);
+      const stringFields = Object.entries(props)
+        .filter(([, s]) => s.type === 'string')
+        .map(([k]) => k);
       for (const field of stringFields) {
         if (field === 'action') continue;
         for (const payload of payloads) {
@@ -288,7 +380,10 @@ describe('the first-party provider', () => {
     registry.register(provider, 'first-party');
     const ctx = w.ctx();
     const names = [...FILES, ...SHARING, ...CALENDAR];
-    const loadout = await registry.loadout(ctx, names.map((name) => ({ name, config: {} })));
+    const loadout = await registry.loadout(
+      ctx,
+      names.map((name) => ({ name, config: {} })),
+    );
     const sharesBefore = w.nc.dav.sharing.of('alice').length;
     const start = w.nc.calls.length;
 
@@ -310,7 +405,11 @@ describe('the first-party provider', () => {
     assert.equal(confirmations.requests.length, script.length, 'each one waits for alice');
     for (const r of confirmations.requests) assert.equal(r.ctx.user?.uid, 'alice');
     const writes = w.callsSince(start).filter((c) => !['PROPFIND', 'GET', 'REPORT', 'SEARCH'].includes(c.method));
-    assert.deepEqual(writes.map((c) => `${c.method} ${c.path}`), [], 'no write reached Nextcloud');
+    assert.deepEqual(
+      writes.map((c) => `${c.method} ${c.path}`),
+      [],
+      'no write reached Nextcloud',
+    );
     assert.equal(w.nc.dav.files.read('alice', 'EducAI-worksheet.txt'), 'Worksheet 1: fractions\n');
     assert.equal(w.nc.dav.sharing.of('alice').length, sharesBefore);
     // ... while a private, reversible write in her own unshared folders and calendar runs and is reported.
@@ -330,7 +429,13 @@ describe('the first-party provider', () => {
     assert.equal(provider.isTainted(ctx), true);
 
     // A new turn (a new message) starts clean: read-only sharing runs again without confirmation.
-    const next = createInvocationContext({ user: issueFromConfirmedTalkAuthor('alice'), actorKind: 'user', botId: 'bot-1', roomToken: 'room-a', messageId: '101' });
+    const next = createInvocationContext({
+      user: issueFromConfirmedTalkAuthor('alice'),
+      actorKind: 'user',
+      botId: 'bot-1',
+      roomToken: 'room-a',
+      messageId: '101',
+    });
     const loadout2 = await registry.loadout(next, [{ name: 'sharing_create_user_share', config: {} }]);
     const clean = await loadout2.execute('sharing_create_user_share', { path: 'Talk', user: 'bob' }, next);
     assert.equal(clean.isError, false, text(clean));

@@ -1,13 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import {
-  isPlainObject,
-  schemaProperties,
-  schemaRequired,
-  serializeToolsForModel,
-  setOwn,
-  toProviderSchema,
-} from '../../lib/tools/json-schema.ts';
+import { isPlainObject, schemaProperties, schemaRequired, serializeToolsForModel, setOwn, toProviderSchema } from '../../lib/tools/json-schema.ts';
 
 test('an argument-less tool serialises properties as {} and never []', () => {
   const tools = serializeToolsForModel([{ name: 'list_campuses', description: 'List campuses', schema: {} }]);
@@ -109,7 +102,10 @@ test('serializeToolsForModel skips nameless entries, trims names and defaults de
     { name: 'no_description', schema: { $schema: 'x' } },
   ] as unknown as Parameters<typeof serializeToolsForModel>[0];
   const out = serializeToolsForModel(input);
-  assert.deepEqual(out.map((t) => t.function.name), ['rag_search', 'no_description']);
+  assert.deepEqual(
+    out.map((t) => t.function.name),
+    ['rag_search', 'no_description'],
+  );
   assert.equal(out[1]?.function.description, '');
   assert.deepEqual(out[1]?.function.parameters, { type: 'object', properties: {} });
   assert.deepEqual(serializeToolsForModel(undefined as unknown as []), []);

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { assertBoardInScope, assertCalendarInScope, assertCollectiveInScope, assertPathInScope, ResourceScope, ScopeError } from '../../lib/tools/resource-scope.ts';
+import {
+  assertBoardInScope,
+  assertCalendarInScope,
+  assertCollectiveInScope,
+  assertPathInScope,
+  ResourceScope,
+  ScopeError,
+} from '../../lib/tools/resource-scope.ts';
 
 const seg = (p: string) => p.split('/').filter((x) => x !== '');
 
@@ -49,12 +56,19 @@ describe('ResourceScope', () => {
     const owner = new ResourceScope({ folders: ['Shared/AI/Reports', 'Private'], boards: [2, 3], calendars: ['x'] });
     assert.deepEqual(grant.intersect(owner).toJSON(), { folders: ['Shared/AI/Reports'], calendars: ['x'], boards: [2] });
     assert.deepEqual(grant.intersect(ResourceScope.unrestricted).toJSON(), { folders: ['Shared/AI'], boards: [1, 2] });
-    assert.deepEqual(new ResourceScope({ folders: ['A'] }).intersect(new ResourceScope({ folders: ['B'] })).toJSON(), { folders: [] }, 'disjoint folders admit nothing');
+    assert.deepEqual(
+      new ResourceScope({ folders: ['A'] }).intersect(new ResourceScope({ folders: ['B'] })).toJSON(),
+      { folders: [] },
+      'disjoint folders admit nothing',
+    );
   });
 
   it('asserts throw a ScopeError with a message the model can read', () => {
     const s = new ResourceScope({ folders: ['Shared/AI'], calendars: ['ai'], boards: [4], collectives: [9] });
-    assert.throws(() => assertPathInScope(s, seg('Documents/x.txt'), '/Documents/x.txt'), (e: unknown) => e instanceof ScopeError && /\/Documents\/x\.txt is outside the folders this bot may use \(\/Shared\/AI\)/.test(e.message));
+    assert.throws(
+      () => assertPathInScope(s, seg('Documents/x.txt'), '/Documents/x.txt'),
+      (e: unknown) => e instanceof ScopeError && /\/Documents\/x\.txt is outside the folders this bot may use \(\/Shared\/AI\)/.test(e.message),
+    );
     assert.doesNotThrow(() => assertPathInScope(s, seg('Shared/AI/x.txt'), '/Shared/AI/x.txt'));
     assert.throws(() => assertCalendarInScope(s, 'personal'), /calendar "personal" is not one this bot may use/);
     assert.throws(() => assertBoardInScope(s, 5), /Deck board 5/);

@@ -23,7 +23,10 @@ for (const dialect of DIALECTS) {
           { name: 'course_search', config: { campus: 'north', force: true } },
           { name: 'wiki_search', config: { ignored: true } },
         ]);
-        assert.deepEqual(saved.map((a) => a.name), ['wiki_search', 'course_search']);
+        assert.deepEqual(
+          saved.map((a) => a.name),
+          ['wiki_search', 'course_search'],
+        );
         assert.deepEqual(await store.list('bot-1'), [
           { name: 'wiki_search', config: {} },
           { name: 'course_search', config: { campus: 'north', force: true } },
@@ -37,10 +40,20 @@ for (const dialect of DIALECTS) {
     it('replaces all assignments in one transaction and leaves them untouched on invalid input', async () => {
       const { tdb, store } = await setup();
       try {
-        await store.replace('bot-1', [{ name: 'a_tool', config: {} }, { name: 'b_tool', config: {} }]);
+        await store.replace('bot-1', [
+          { name: 'a_tool', config: {} },
+          { name: 'b_tool', config: {} },
+        ]);
         await store.replace('bot-1', [{ name: 'c_tool', config: { n: 1 } }]);
         assert.deepEqual(await store.list('bot-1'), [{ name: 'c_tool', config: { n: 1 } }]);
-        await assert.rejects(() => store.replace('bot-1', [{ name: 'ok_tool', config: {} }, { name: 'bad name!', config: {} }]), ToolAssignmentError);
+        await assert.rejects(
+          () =>
+            store.replace('bot-1', [
+              { name: 'ok_tool', config: {} },
+              { name: 'bad name!', config: {} },
+            ]),
+          ToolAssignmentError,
+        );
         await assert.rejects(() => store.replace('bot-1', [{ name: 'ok_tool', config: [] as never }]), ToolAssignmentError);
         assert.deepEqual(await store.list('bot-1'), [{ name: 'c_tool', config: { n: 1 } }]);
         await store.replace('bot-1', []);
@@ -50,7 +63,7 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it('keeps names no provider offers, and removes a bot\'s assignments', async () => {
+    it("keeps names no provider offers, and removes a bot's assignments", async () => {
       const { tdb, store } = await setup();
       try {
         await store.replace('bot-1', [{ name: 'tool_of_a_removed_app', config: {} }]);
@@ -64,7 +77,7 @@ for (const dialect of DIALECTS) {
       }
     });
 
-    it('keeps a removed provider\'s assignment stored and inert in the loadout', async () => {
+    it("keeps a removed provider's assignment stored and inert in the loadout", async () => {
       const { tdb, store } = await setup();
       try {
         const companion: ToolProvider = {
@@ -78,7 +91,10 @@ for (const dialect of DIALECTS) {
         registry.register(companion, 'external');
         await store.replace('bot-1', [{ name: 'course_search', config: {} }]);
         const ctx = createInvocationContext({ user: issueFromConfirmedTalkAuthor('alice'), actorKind: 'user', botId: 'bot-1' });
-        assert.deepEqual((await registry.loadout(ctx, await store.list('bot-1'))).tools.map((t) => t.name), ['course_search']);
+        assert.deepEqual(
+          (await registry.loadout(ctx, await store.list('bot-1'))).tools.map((t) => t.name),
+          ['course_search'],
+        );
 
         registry.unregister('companion');
         const loadout = await registry.loadout(ctx, await store.list('bot-1'));
@@ -87,7 +103,11 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(await store.list('bot-1'), [{ name: 'course_search', config: {} }], 'still stored');
 
         registry.register(companion, 'external');
-        assert.deepEqual((await registry.loadout(ctx, await store.list('bot-1'))).tools.map((t) => t.name), ['course_search'], 'works again when the provider returns');
+        assert.deepEqual(
+          (await registry.loadout(ctx, await store.list('bot-1'))).tools.map((t) => t.name),
+          ['course_search'],
+          'works again when the provider returns',
+        );
       } finally {
         await tdb.drop();
       }

@@ -51,9 +51,36 @@ test('search words in the name give a search policy', () => {
 });
 
 test('mutating words give a write policy, for every upstream token', () => {
-  const tokens = ['add', 'append', 'commit', 'create', 'delete', 'deploy', 'disable', 'enable', 'execute', 'install', 'log',
-    'merge', 'move', 'patch', 'post', 'push', 'put', 'remove', 'rename', 'run', 'save', 'send', 'set', 'store',
-    'uninstall', 'update', 'upload', 'write'];
+  const tokens = [
+    'add',
+    'append',
+    'commit',
+    'create',
+    'delete',
+    'deploy',
+    'disable',
+    'enable',
+    'execute',
+    'install',
+    'log',
+    'merge',
+    'move',
+    'patch',
+    'post',
+    'push',
+    'put',
+    'remove',
+    'rename',
+    'run',
+    'save',
+    'send',
+    'set',
+    'store',
+    'uninstall',
+    'update',
+    'upload',
+    'write',
+  ];
   for (const token of tokens) {
     assert.deepEqual(policyFromMcpAnnotations(`${token}_item`, ''), writePolicy(), token);
     assert.deepEqual(policyFromMcpAnnotations(`item${token[0]!.toUpperCase()}${token.slice(1)}`, ''), writePolicy(), token);
@@ -77,7 +104,13 @@ test('the name is judged before the description', () => {
 
 test('words are matched whole: substrings do not count', () => {
   // "storage" contains "rag", "settings" contains "set", "output" contains "put", "catalog" contains "log".
-  for (const [name, description] of [['storage_info', ''], ['get_settings', ''], ['format_output', ''], ['catalog', 'The catalogue'], ['drag_info', 'Login details']]) {
+  for (const [name, description] of [
+    ['storage_info', ''],
+    ['get_settings', ''],
+    ['format_output', ''],
+    ['catalog', 'The catalogue'],
+    ['drag_info', 'Login details'],
+  ]) {
     assert.deepEqual(policyFromMcpAnnotations(name!, description!), unknownPolicy(), name);
   }
 });

@@ -61,7 +61,10 @@ for (const dialect of DIALECTS) {
         await store.recordEvent(id, {
           type: 'tool_call',
           toolName: 'http_get',
-          args: { url: `https://example.org/?api_key=${PROVIDER_KEY}`, headers: { Authorization: `Basic ${Buffer.from(`alice:${APP_SECRET}`).toString('base64')}` } },
+          args: {
+            url: `https://example.org/?api_key=${PROVIDER_KEY}`,
+            headers: { Authorization: `Basic ${Buffer.from(`alice:${APP_SECRET}`).toString('base64')}` },
+          },
         });
         await store.recordEvent(id, {
           type: 'tool_result',
@@ -196,7 +199,10 @@ for (const dialect of DIALECTS) {
         clock.t = T0 + 2_500;
         await store.finishRun(id, 'success');
         const trace = await store.getForUser('alice', id ?? '');
-        assert.deepEqual(trace?.events.map((e) => e.seq), [1, 2, 3, 4, 5, 6, 7, 8]);
+        assert.deepEqual(
+          trace?.events.map((e) => e.seq),
+          [1, 2, 3, 4, 5, 6, 7, 8],
+        );
         assert.equal(trace?.events[5]?.status, 'error');
         const run = trace?.run;
         assert.equal(run?.status, 'success');
@@ -224,7 +230,10 @@ for (const dialect of DIALECTS) {
         assert.equal(await store.getForUser('alice', bob), null);
         assert.equal(await store.getForUser('users/bob', alice), null);
         const list = await store.listForUser('alice');
-        assert.deepEqual(list.traces.map((t) => t.id), [alice]);
+        assert.deepEqual(
+          list.traces.map((t) => t.id),
+          [alice],
+        );
         assert.equal(list.total, 1);
         assert.equal(await store.deleteForUser('alice', bob), false);
         assert.ok(await store.getForUser('bob', bob), 'bob’s run survives alice’s delete attempt');
@@ -272,7 +281,10 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(await ids_({ onlyWithTools: true, status: 'partial' }), [r2]);
 
         const page = await store.listForUser('alice', { limit: 2, offset: 1 });
-        assert.deepEqual(page.traces.map((t) => t.id), [r2, r1]);
+        assert.deepEqual(
+          page.traces.map((t) => t.id),
+          [r2, r1],
+        );
         assert.equal(page.total, 4, 'total ignores pagination');
         assert.equal((await store.listForUser('alice', { limit: 0 })).traces.length, 1, 'limit is at least 1');
         for (let i = 0; i < 110; i++) await store.startRun(start({ userText: `bulk ${i}` }));
@@ -298,7 +310,10 @@ for (const dialect of DIALECTS) {
         const text = JSON.stringify(all);
         assert.ok(!text.includes('private question') && !text.includes('private failure detail'));
         assert.ok(!('preview' in (all.traces[0] ?? {})) && !('errorSummary' in (all.traces[0] ?? {})));
-        assert.deepEqual((await store.listAll({ uid: 'alice' })).traces.map((t) => t.id), [id]);
+        assert.deepEqual(
+          (await store.listAll({ uid: 'alice' })).traces.map((t) => t.id),
+          [id],
+        );
         assert.equal((await store.listAll({ q: 'private' })).total, 0, 'admin search never looks into content');
         assert.equal((await store.listAll({ onlyErrors: true })).total, 1);
 
@@ -333,9 +348,15 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(await store.prune(), { runs: 0, events: 0 }, 'exactly 30 days is kept');
         clock.t = T0 + 30 * DAY + 1;
         assert.deepEqual(await store.prune(), { runs: 1, events: 1 });
-        assert.deepEqual((await store.listForUser('alice')).traces.map((t) => t.id), [recent]);
+        assert.deepEqual(
+          (await store.listForUser('alice')).traces.map((t) => t.id),
+          [recent],
+        );
         const left = await db.selectFrom('trace_events').select('run_id').execute();
-        assert.deepEqual(left.map((e) => e.run_id), [recent]);
+        assert.deepEqual(
+          left.map((e) => e.run_id),
+          [recent],
+        );
         assert.equal((await store.auditLog()).length, 1);
         assert.deepEqual(await store.prune(1), { runs: 1, events: 1 }, 'retention is configurable');
       } finally {

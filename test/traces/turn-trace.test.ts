@@ -9,7 +9,15 @@ import { createTestDatabase, DIALECTS } from '../helpers/databases.ts';
 
 type Db = Kysely<Database & TraceTables>;
 
-const input: StartRunInput = { uid: 'users/alice', botId: 'bot-1', botMention: '@Helper', roomToken: 'room-a', messageId: '1001', source: 'talk', userText: 'What is on my calendar?' };
+const input: StartRunInput = {
+  uid: 'users/alice',
+  botId: 'bot-1',
+  botMention: '@Helper',
+  roomToken: 'room-a',
+  messageId: '1001',
+  source: 'talk',
+  userText: 'What is on my calendar?',
+};
 
 async function setup(dialect: (typeof DIALECTS)[number], warnings: string[] = []) {
   const tdb = await createTestDatabase(dialect, { migrate: false });
@@ -19,7 +27,8 @@ async function setup(dialect: (typeof DIALECTS)[number], warnings: string[] = []
 }
 
 const runRow = (db: Db, id: string) => db.selectFrom('trace_runs').selectAll().where('id', '=', id).executeTakeFirst();
-const eventTypes = async (db: Db, id: string) => (await db.selectFrom('trace_events').select(['seq', 'type']).where('run_id', '=', id).orderBy('seq').execute()).map((e) => `${e.seq}:${e.type}`);
+const eventTypes = async (db: Db, id: string) =>
+  (await db.selectFrom('trace_events').select(['seq', 'type']).where('run_id', '=', id).orderBy('seq').execute()).map((e) => `${e.seq}:${e.type}`);
 
 for (const dialect of DIALECTS) {
   describe(`turn traces on ${dialect}`, () => {
@@ -30,7 +39,13 @@ for (const dialect of DIALECTS) {
         assert.ok(trace.runId);
         trace.record({ type: 'user_message', text: 'What is on my calendar?' });
         trace.record({ type: 'llm_request', model: 'primary:m', messages: [{ role: 'user', content: 'hi' }] });
-        trace.record({ type: 'llm_response', model: 'primary:m', usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 }, finishReason: 'stop', content: 'Nothing.' });
+        trace.record({
+          type: 'llm_response',
+          model: 'primary:m',
+          usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 },
+          finishReason: 'stop',
+          content: 'Nothing.',
+        });
         assert.equal(await runRow(db, trace.runId), undefined, 'nothing is written while the turn is quick');
         await trace.finish('success');
         const run = await runRow(db, trace.runId);

@@ -76,7 +76,10 @@ describe('administration pages in Chromium', () => {
 
       await page.reload();
       await page.getByRole('heading', { name: 'Model endpoints and keys' }).waitFor();
-      await page.getByText(/A key is stored \(\S+\)/).first().waitFor();
+      await page
+        .getByText(/A key is stored \(\S+\)/)
+        .first()
+        .waitFor();
       assert.equal(await page.getByLabel('Primary API key').inputValue(), '');
       assert.equal(await page.getByLabel('Primary endpoint URL (OpenAI-compatible)').inputValue(), llm.url);
       assert.ok(!(await page.content()).includes(KEY), 'the key is nowhere in the page');
@@ -112,7 +115,10 @@ describe('administration pages in Chromium', () => {
 
       await page.getByRole('button', { name: 'Test Dictionary' }).click();
       await list.getByText('Connected: 1 tool listed.').waitFor();
-      assert.ok(mcp.requestHeaders.some((hd) => hd['x-api-key'] === 'dictionary-secret'), 'the stored header reached the server');
+      assert.ok(
+        mcp.requestHeaders.some((hd) => hd['x-api-key'] === 'dictionary-secret'),
+        'the stored header reached the server',
+      );
 
       await page.getByRole('button', { name: 'Review tools of Dictionary' }).click();
       assert.deepEqual(await foreignControls(page), [], 'the policy of a reviewed tool is an NcSelect');
@@ -178,7 +184,11 @@ describe('administration pages in Chromium', () => {
 
   it('manages agent profiles: the account refusal at its field, a grant with a folder scope, the audit trail (axe clean, light and dark)', async () => {
     // alice's bot, and one real tool call of it through the app's tool registry (user mode), for the audit.
-    const created = await h.fetch('/api/v1/bots', { method: 'POST', headers: h.browserHeaders('alice'), body: { displayName: 'Filer', mention: 'filer', description: 'Files reports' } });
+    const created = await h.fetch('/api/v1/bots', {
+      method: 'POST',
+      headers: h.browserHeaders('alice'),
+      body: { displayName: 'Filer', mention: 'filer', description: 'Files reports' },
+    });
     assert.equal(created.status, 201, created.text);
     const botId: string = created.json.bot.id;
     const ctx = createInvocationContext({ user: issueFromConfirmedTalkAuthor('alice'), actorKind: 'user', botId, roomToken: 'room-audit', messageId: '7' });
@@ -223,8 +233,20 @@ describe('administration pages in Chromium', () => {
       const stored = await h.fetch('/api/v1/admin/agent-profiles', { headers: h.browserHeaders('admin') });
       const profile = stored.json.profiles[0];
       assert.deepEqual(
-        { accountUid: profile.accountUid, toolFamilies: profile.toolFamilies, triggerGroups: profile.triggerGroups, credentials: profile.credentials, enabled: profile.enabled },
-        { accountUid: 'nuqloud-ai', toolFamilies: ['files'], triggerGroups: ['educai-students'], credentials: [{ name: 'bridge-token', set: true }], enabled: true },
+        {
+          accountUid: profile.accountUid,
+          toolFamilies: profile.toolFamilies,
+          triggerGroups: profile.triggerGroups,
+          credentials: profile.credentials,
+          enabled: profile.enabled,
+        },
+        {
+          accountUid: 'nuqloud-ai',
+          toolFamilies: ['files'],
+          triggerGroups: ['educai-students'],
+          credentials: [{ name: 'bridge-token', set: true }],
+          enabled: true,
+        },
       );
       assert.ok(!stored.text.includes(BRIDGE_SECRET) && !(await page.content()).includes(BRIDGE_SECRET), 'the credential is write-only');
 
@@ -235,20 +257,32 @@ describe('administration pages in Chromium', () => {
       await choose(page, grants.getByLabel('Bot', { exact: true }), 'Filer (@filer, owner alice)');
       await grants.getByLabel('Folder paths (e.g. Shared/AI)').fill('Shared/AI');
       await grants.getByRole('button', { name: 'Add grant' }).click();
-      await grants.getByRole('row', { name: /Bot Filer/ }).getByText('Folders: Shared/AI · Calendars: any · Deck boards: any · Collectives: any').waitFor();
+      await grants
+        .getByRole('row', { name: /Bot Filer/ })
+        .getByText('Folders: Shared/AI · Calendars: any · Deck boards: any · Collectives: any')
+        .waitFor();
       const granted = await h.fetch(`/api/v1/admin/agent-profiles/${profile.id}/grants`, { headers: h.browserHeaders('admin') });
-      assert.deepEqual(granted.json.grants.map((g: { botId: string; maxScope: unknown }) => [g.botId, g.maxScope]), [[botId, { folders: ['Shared/AI'] }]]);
+      assert.deepEqual(
+        granted.json.grants.map((g: { botId: string; maxScope: unknown }) => [g.botId, g.maxScope]),
+        [[botId, { folders: ['Shared/AI'] }]],
+      );
 
       // Disabling and enabling keeps the stored credential.
       await page.getByRole('button', { name: 'Disable NuQloud AI' }).click();
       await list.getByText('Disabled', { exact: true }).waitFor();
       await page.getByRole('button', { name: 'Enable NuQloud AI' }).click();
       await list.getByText('Enabled', { exact: true }).waitFor();
-      assert.deepEqual((await h.fetch(`/api/v1/admin/agent-profiles/${profile.id}`, { headers: h.browserHeaders('admin') })).json.profile.credentials, [{ name: 'bridge-token', set: true }]);
+      assert.deepEqual((await h.fetch(`/api/v1/admin/agent-profiles/${profile.id}`, { headers: h.browserHeaders('admin') })).json.profile.credentials, [
+        { name: 'bridge-token', set: true },
+      ]);
       assert.deepEqual(await seriousViolations(page), []);
       // No toasts over the screenshot (they also fade out by themselves).
       const closers = page.locator('.educai-toast__close');
-      while ((await closers.count()) > 0) await closers.first().click({ timeout: 2000 }).catch(() => undefined);
+      while ((await closers.count()) > 0)
+        await closers
+          .first()
+          .click({ timeout: 2000 })
+          .catch(() => undefined);
       await screenshot(page, 'admin-agent-profiles.png', true);
 
       // The audit trail: the tool call, filters, retention.
@@ -281,7 +315,10 @@ describe('administration pages in Chromium', () => {
       assert.deepEqual(await seriousViolations(dark.page), [], 'profiles (dark)');
       await screenshot(dark.page, 'admin-agent-profiles-dark.png');
       await dark.page.getByRole('link', { name: 'Tool audit', exact: true }).click();
-      await dark.page.locator('[data-test="audit-table"]').getByRole('row', { name: /files_list/ }).waitFor();
+      await dark.page
+        .locator('[data-test="audit-table"]')
+        .getByRole('row', { name: /files_list/ })
+        .waitFor();
       assert.deepEqual(await seriousViolations(dark.page), [], 'audit (dark)');
     } finally {
       await dark.context.close();
@@ -304,14 +341,22 @@ describe('administration pages in Chromium', () => {
 
   it('has no serious accessibility violations on any administration page, and screenshots each in light and dark', async () => {
     // Something to list on the bots page.
-    await h.fetch('/api/v1/bots', { method: 'POST', headers: h.browserHeaders('alice'), body: { displayName: 'Math Tutor', mention: 'mathtutor', description: 'Fractions' } });
+    await h.fetch('/api/v1/bots', {
+      method: 'POST',
+      headers: h.browserHeaders('alice'),
+      body: { displayName: 'Math Tutor', mention: 'mathtutor', description: 'Fractions' },
+    });
     for (const scheme of ['light', 'dark'] as const) {
       const { context, page } = await open('admin', 'admin/models', scheme);
       try {
         for (const s of SECTIONS) {
           await page.getByRole('link', { name: s.tab, exact: true }).click();
           await page.getByRole('heading', { name: s.heading, exact: true }).waitFor();
-          await page.locator('.educai-admin-section .loading-icon, .educai-admin-section [role="img"][aria-label^="Loading"]').first().waitFor({ state: 'detached', timeout: 5000 }).catch(() => undefined);
+          await page
+            .locator('.educai-admin-section .loading-icon, .educai-admin-section [role="img"][aria-label^="Loading"]')
+            .first()
+            .waitFor({ state: 'detached', timeout: 5000 })
+            .catch(() => undefined);
           if (s.id === 'bots') await page.locator('[data-test="all-bots"]').getByText('Math Tutor').waitFor();
           if (scheme === 'light') assert.deepEqual(await seriousViolations(page), [], `${s.id}: ${JSON.stringify(await seriousViolations(page), null, 2)}`);
           await screenshot(page, `admin-${s.id}-${scheme}.png`, s.id === 'models' || (s.id === 'ratelimits' && scheme === 'dark'));
@@ -342,7 +387,15 @@ describe('administration pages in Chromium', () => {
     const created = await h.fetch('/api/v1/bots', {
       method: 'POST',
       headers: h.browserHeaders('alice'),
-      body: { displayName: 'Control Check', mention: 'controlcheck', knowledgeEnabled: true, tools: [{ name: 'files_list', config: {} }, { name: 'wiki_search', config: {} }] },
+      body: {
+        displayName: 'Control Check',
+        mention: 'controlcheck',
+        knowledgeEnabled: true,
+        tools: [
+          { name: 'files_list', config: {} },
+          { name: 'wiki_search', config: {} },
+        ],
+      },
     });
     assert.equal(created.status, 201, created.text);
     const alice = await open('alice', '');
@@ -375,7 +428,11 @@ describe('administration pages in Chromium', () => {
       for (const s of SECTIONS) {
         await page.getByRole('link', { name: s.tab, exact: true }).click();
         await page.getByRole('heading', { name: s.heading, exact: true }).waitFor();
-        await page.locator('.educai-admin-section .loading-icon, .educai-admin-section [role="img"][aria-label^="Loading"]').first().waitFor({ state: 'detached', timeout: 5000 }).catch(() => undefined);
+        await page
+          .locator('.educai-admin-section .loading-icon, .educai-admin-section [role="img"][aria-label^="Loading"]')
+          .first()
+          .waitFor({ state: 'detached', timeout: 5000 })
+          .catch(() => undefined);
         if (s.id === 'tools') {
           await page.getByRole('button', { name: 'Add tool server' }).click();
           await page.getByLabel('Kind', { exact: true }).waitFor();
@@ -390,7 +447,10 @@ describe('administration pages in Chromium', () => {
     } finally {
       await admin.context.close();
     }
-    assert.deepEqual(Object.entries(found).filter(([, list]) => list.length > 0), []);
+    assert.deepEqual(
+      Object.entries(found).filter(([, list]) => list.length > 0),
+      [],
+    );
     assert.equal(Object.keys(found).length, 3 + SECTIONS.length, 'every page was looked at');
   });
 

@@ -32,7 +32,8 @@ describe('the app page in Chromium', () => {
     await h?.close();
   });
 
-  const open = (uid: string, colorScheme: 'light' | 'dark' = 'light'): Promise<{ context: BrowserContext; page: Page }> => openAs(browser, nc, uid, { colorScheme, errors: consoleErrors });
+  const open = (uid: string, colorScheme: 'light' | 'dark' = 'light'): Promise<{ context: BrowserContext; page: Page }> =>
+    openAs(browser, nc, uid, { colorScheme, errors: consoleErrors });
 
   it('renders for alice under Nextcloud’s CSP, through the proxy, with the request token', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
@@ -52,7 +53,10 @@ describe('the app page in Chromium', () => {
       assert.ok(meCall, 'the page asked /api/v1/me through the proxy');
       const token = await page.locator('head').getAttribute('data-requesttoken');
       assert.ok(token);
-      assert.ok(nc.proxied.filter((p) => p.path.startsWith('/api/')).every((p) => p.requesttoken === token), 'every API call carries the request token');
+      assert.ok(
+        nc.proxied.filter((p) => p.path.startsWith('/api/')).every((p) => p.requesttoken === token),
+        'every API call carries the request token',
+      );
     } finally {
       await context.close();
     }
@@ -122,8 +126,19 @@ describe('the app page in Chromium', () => {
       assert.equal(bot.systemPrompt, 'You are a patient math tutor.');
       assert.deepEqual(bot.tools, [{ name: 'files_list', config: { confirmation: 'always' } }]);
       assert.deepEqual(
-        bot.onboardingQuestions.questions.map((q: { text: string; answers: Array<{ text: string; next: string | null }> }) => [q.text, q.answers.map((a) => [a.text, a.next])]),
-        [['Which class do you teach?', [['Grade 7', null], ['Grade 8', null]]]],
+        bot.onboardingQuestions.questions.map((q: { text: string; answers: Array<{ text: string; next: string | null }> }) => [
+          q.text,
+          q.answers.map((a) => [a.text, a.next]),
+        ]),
+        [
+          [
+            'Which class do you teach?',
+            [
+              ['Grade 7', null],
+              ['Grade 8', null],
+            ],
+          ],
+        ],
       );
     } finally {
       await context.close();
@@ -246,7 +261,10 @@ describe('the app page in Chromium', () => {
     assert.equal(quiz.approvalStatus, 'approved');
     assert.equal(quiz.approvedBy, 'admin');
     assert.equal(quiz.systemPrompt, 'Ask two questions at a time.');
-    assert.deepEqual(quiz.tools.map((t: { name: string }) => t.name), ['sharing_list']);
+    assert.deepEqual(
+      quiz.tools.map((t: { name: string }) => t.name),
+      ['sharing_list'],
+    );
   });
 
   it('lets a reviewer reject an edit with a reason, which the owner then sees', async () => {
@@ -279,12 +297,22 @@ describe('the app page in Chromium', () => {
     const math = bots.find((b) => b.mention === 'mathtutor')!;
     const quiz = bots.find((b) => b.mention === 'quizmaster')!;
     const run = async (bot: { id: string; mention: string }, text: string, status: 'success' | 'error') => {
-      const id = await traces.startRun({ uid: 'alice', botId: bot.id, botMention: bot.mention, roomToken: 'room1', messageId: null, source: 'talk', userText: text });
+      const id = await traces.startRun({
+        uid: 'alice',
+        botId: bot.id,
+        botMention: bot.mention,
+        roomToken: 'room1',
+        messageId: null,
+        source: 'talk',
+        userText: text,
+      });
       await traces.recordEvents(id, [
         { type: 'user_message', text },
         { type: 'tool_call', toolName: 'files_list', args: { path: '/' } },
         { type: 'tool_result', toolName: 'files_list', result: 'Documents/', durationMs: 120 },
-        ...(status === 'error' ? [{ type: 'error' as const, stage: 'llm', message: 'The model did not answer' }] : [{ type: 'assistant_response' as const, text: 'Here you go' }]),
+        ...(status === 'error'
+          ? [{ type: 'error' as const, stage: 'llm', message: 'The model did not answer' }]
+          : [{ type: 'assistant_response' as const, text: 'Here you go' }]),
       ]);
       await traces.finishRun(id, status, status === 'error' ? 'llm: The model did not answer' : null);
     };
@@ -292,7 +320,15 @@ describe('the app page in Chromium', () => {
     await run(math, 'Explain 3/4', 'error');
     await run(quiz, 'Quiz me', 'success');
     // Someone else's turn never shows.
-    await traces.startRun({ uid: 'bob', botId: quiz.id, botMention: quiz.mention, roomToken: 'room2', messageId: null, source: 'talk', userText: 'bob was here' });
+    await traces.startRun({
+      uid: 'bob',
+      botId: quiz.id,
+      botMention: quiz.mention,
+      roomToken: 'room2',
+      messageId: null,
+      source: 'talk',
+      userText: 'bob was here',
+    });
 
     const { context, page } = await open('alice');
     try {
@@ -329,7 +365,10 @@ describe('the app page in Chromium', () => {
       const detail = page.locator('[data-test="trace-detail"]');
       await detail.waitFor();
       const text = await detail.innerText();
-      assert.match(text, /Your message[\s\S]*Explain 3\/4[\s\S]*Tool call: files_list[\s\S]*Tool result: files_list[\s\S]*Error[\s\S]*The model did not answer/);
+      assert.match(
+        text,
+        /Your message[\s\S]*Explain 3\/4[\s\S]*Tool call: files_list[\s\S]*Tool result: files_list[\s\S]*Error[\s\S]*The model did not answer/,
+      );
       await screenshot(page, 'activity-detail.png');
       await detail.getByRole('button', { name: 'Delete this turn' }).click();
       await page.getByText('2 turns').waitFor();
@@ -356,7 +395,10 @@ describe('the app page in Chromium', () => {
       await page.getByLabel('Anzeigename').waitFor();
       await page.locator('[data-test="tool-picker"]').getByRole('heading', { name: 'Dateien' }).waitFor();
       await screenshot(page, 'bot-editor-de.png', true);
-      assert.ok(nc.proxied.some((p) => p.uid === 'bob' && p.path === '/l10n/de.json'), 'the translations came through the proxy');
+      assert.ok(
+        nc.proxied.some((p) => p.uid === 'bob' && p.path === '/l10n/de.json'),
+        'the translations came through the proxy',
+      );
     } finally {
       await context.close();
     }
@@ -377,7 +419,10 @@ describe('the app page in Chromium', () => {
       try {
         const { page } = alice;
         await page.getByRole('heading', { name: 'My bots' }).waitFor();
-        await page.getByRole('button', { name: /^Speak in Talk with/ }).first().waitFor();
+        await page
+          .getByRole('button', { name: /^Speak in Talk with/ })
+          .first()
+          .waitFor();
         await page.locator('[data-test="catalog"] summary').first().click();
         await check(page, 'bots');
         await page.getByRole('button', { name: 'Edit Math Tutor' }).click();
@@ -393,7 +438,11 @@ describe('the app page in Chromium', () => {
       // A pending edit, so that Approvals shows a diff.
       const mine = (await h.fetch('/api/v1/bots', { headers: h.browserHeaders('alice') })).json.bots as Array<{ id: string; mention: string }>;
       const quiz = mine.find((b) => b.mention === 'quizmaster')!;
-      const edit = await h.fetch(`/api/v1/bots/${quiz.id}`, { method: 'PUT', headers: h.browserHeaders('alice'), body: { description: `Checked in the ${scheme} theme` } });
+      const edit = await h.fetch(`/api/v1/bots/${quiz.id}`, {
+        method: 'PUT',
+        headers: h.browserHeaders('alice'),
+        body: { description: `Checked in the ${scheme} theme` },
+      });
       assert.equal(edit.status, 200, edit.text);
       const admin = await open('admin', scheme);
       try {

@@ -24,7 +24,15 @@ export function launchChromium(): Promise<Browser> {
     executablePath: '/usr/bin/chromium',
     headless: true,
     // Without the background-networking flags Chromium keeps dialling out, which this network refuses.
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }
 
@@ -42,7 +50,11 @@ export interface OpenOptions {
  * under Nextcloud's CSP opens its own context without it.
  */
 export async function openAs(browser: Browser, nc: MimicNextcloud, uid: string, options: OpenOptions): Promise<{ context: BrowserContext; page: Page }> {
-  const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1280, height: options.height ?? 800 }, colorScheme: options.colorScheme ?? 'light' });
+  const context = await browser.newContext({
+    bypassCSP: true,
+    viewport: { width: 1280, height: options.height ?? 800 },
+    colorScheme: options.colorScheme ?? 'light',
+  });
   await context.addCookies([{ name: 'mimic_user', value: uid, url: nc.url }]);
   const page = await context.newPage();
   page.on('console', (m) => {

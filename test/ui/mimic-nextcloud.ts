@@ -36,7 +36,10 @@ function sessionUser(req: IncomingMessage): string | null {
 }
 
 /** `language`: the user's Nextcloud language, set on <html lang> as core does (default en). */
-export async function startMimicNextcloud(h: Harness, users: Record<string, { displayName: string; admin: boolean; language?: string }>): Promise<MimicNextcloud> {
+export async function startMimicNextcloud(
+  h: Harness,
+  users: Record<string, { displayName: string; admin: boolean; language?: string }>,
+): Promise<MimicNextcloud> {
   const proxied: MimicNextcloud['proxied'] = [];
 
   const page = (uid: string, res: ServerResponse) => {

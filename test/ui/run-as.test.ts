@@ -12,7 +12,18 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { AGENT_ACCOUNT_USERS, DEFAULT_USERS } from '../fakes/nextcloud/users.ts';
 import { startHarness, type Harness } from '../helpers/harness.ts';
 import { startTestMcpServer, text, type TestMcpServer } from '../mcp/mcp-test-server.ts';
-import { artifacts, choose, chosen, ensureFrontendBuilt, foreignControls, launchChromium, openAs, optionTexts, screenshot, seriousViolations } from './browser.ts';
+import {
+  artifacts,
+  choose,
+  chosen,
+  ensureFrontendBuilt,
+  foreignControls,
+  launchChromium,
+  openAs,
+  optionTexts,
+  screenshot,
+  seriousViolations,
+} from './browser.ts';
 import { startMimicNextcloud, type MimicNextcloud } from './mimic-nextcloud.ts';
 
 describe('Run as, scope and confirmation in the bot editor', () => {
@@ -39,7 +50,12 @@ describe('Run as, scope and confirmation in the bot editor', () => {
     browser = await launchChromium();
 
     // Alice's personal bot with a files tool; the admin's profile and its grant to that bot (seeded as other tests do).
-    const created = await api('alice', 'POST', '/api/v1/bots', { mention: 'filer', displayName: 'Class Filer', systemPrompt: 'Files class material.', tools: [{ name: 'files_create', config: {} }] });
+    const created = await api('alice', 'POST', '/api/v1/bots', {
+      mention: 'filer',
+      displayName: 'Class Filer',
+      systemPrompt: 'Files class material.',
+      tools: [{ name: 'files_create', config: {} }],
+    });
     assert.equal(created.status, 201, created.text);
     botId = created.json.bot.id;
     const profile = await api('admin', 'POST', '/api/v1/admin/agent-profiles', {
@@ -102,7 +118,10 @@ describe('Run as, scope and confirmation in the bot editor', () => {
       // Keyboard: from Run as, Tab reaches the folders, which take typing; then the confirmation field.
       await runAs.focus();
       await page.keyboard.press('Tab');
-      assert.equal(await page.evaluate('document.activeElement && document.activeElement.closest("[data-field]")?.getAttribute("data-field")'), 'scope.folders');
+      assert.equal(
+        await page.evaluate('document.activeElement && document.activeElement.closest("[data-field]")?.getAttribute("data-field")'),
+        'scope.folders',
+      );
       await page.keyboard.press('Control+A');
       await page.keyboard.type('Shared/AI/Class 7');
       await page.keyboard.press('Tab');
@@ -119,7 +138,9 @@ describe('Run as, scope and confirmation in the bot editor', () => {
 
       const stored = await api('alice', 'GET', `/api/v1/bots/${botId}`);
       assert.equal(stored.status, 200, stored.text);
-      assert.deepEqual(stored.json.bot.tools, [{ name: 'files_create', config: { agentProfile: profileId, scope: { folders: ['Shared/AI/Class 7'] }, confirmation: 'always' } }]);
+      assert.deepEqual(stored.json.bot.tools, [
+        { name: 'files_create', config: { agentProfile: profileId, scope: { folders: ['Shared/AI/Class 7'] }, confirmation: 'always' } },
+      ]);
 
       // The catalogue's details name the service account by its label only.
       const catalog = page.locator('[data-test="catalog"]');
@@ -177,20 +198,36 @@ describe('Run as, scope and confirmation in the bot editor', () => {
 
   it('lets an admin name a companion in a profile and grant it; alice runs its tool as that profile (Run as only) and saves', async () => {
     // The companion, registered and its tool approved by the admin (the tool servers page is tested in admin-pages).
-    const registered = await api('admin', 'POST', '/api/v1/admin/mcp-servers', { name: 'Dictionary', url: mcp.url, kind: 'companion', agentCredential: 'dictionary-token' });
+    const registered = await api('admin', 'POST', '/api/v1/admin/mcp-servers', {
+      name: 'Dictionary',
+      url: mcp.url,
+      kind: 'companion',
+      agentCredential: 'dictionary-token',
+    });
     assert.equal(registered.status, 201, registered.text);
     const serverId: string = registered.json.server.id;
     const review = await api('admin', 'GET', `/api/v1/admin/mcp-servers/${serverId}/review`);
     assert.equal(review.status, 200, review.text);
-    const approved = await api('admin', 'POST', `/api/v1/admin/mcp-servers/${serverId}/approve`, { hash: review.json.review.hash, policies: { lookup_word: 'read' } });
+    const approved = await api('admin', 'POST', `/api/v1/admin/mcp-servers/${serverId}/approve`, {
+      hash: review.json.review.hash,
+      policies: { lookup_word: 'read' },
+    });
     assert.equal(approved.status, 200, approved.text);
-    const created = await api('alice', 'POST', '/api/v1/bots', { mention: 'words', displayName: 'Word Helper', systemPrompt: 'Explains words.', tools: [{ name: 'lookup_word', config: {} }, { name: 'files_list', config: {} }] });
+    const created = await api('alice', 'POST', '/api/v1/bots', {
+      mention: 'words',
+      displayName: 'Word Helper',
+      systemPrompt: 'Explains words.',
+      tools: [
+        { name: 'lookup_word', config: {} },
+        { name: 'files_list', config: {} },
+      ],
+    });
     assert.equal(created.status, 201, created.text);
     const wordBot: string = created.json.bot.id;
 
     // The admin creates the profile in the editor: the tool server is offered by name, stored by id.
     const admin = await open('admin', 'light', 'admin/profiles');
-    let dictionaryProfile = '';
+    let dictionaryProfile: string;
     try {
       await admin.page.getByRole('button', { name: 'Add agent profile' }).click();
       const editor = admin.page.locator('[data-test="profile-editor"]');
@@ -204,7 +241,10 @@ describe('Run as, scope and confirmation in the bot editor', () => {
       assert.equal(await editor.getByRole('checkbox', { name: 'Files', exact: true }).isChecked(), false);
       assert.deepEqual(await seriousViolations(admin.page), [], 'axe: the profile editor with a tool server');
       mkdirSync(artifacts, { recursive: true });
-      await editor.locator('fieldset').first().screenshot({ path: join(artifacts, 'admin-profile-tool-server.png') });
+      await editor
+        .locator('fieldset')
+        .first()
+        .screenshot({ path: join(artifacts, 'admin-profile-tool-server.png') });
       await editor.getByRole('button', { name: 'Create agent profile' }).click();
       const item = admin.page.locator('[data-test="agent-profiles"] li', { hasText: 'Dictionary AI' });
       await item.getByText(/Tools: Tool server: Dictionary ·/).waitFor();
@@ -219,7 +259,10 @@ describe('Run as, scope and confirmation in the bot editor', () => {
       await choose(admin.page, grants.getByLabel('Bot', { exact: true }), 'Word Helper (@words, owner alice)');
       await grants.getByText('Only these folders').click();
       await grants.getByRole('button', { name: 'Add grant' }).click();
-      await grants.getByRole('row', { name: /Word Helper/ }).getByText('Folders: any · Calendars: any · Deck boards: any · Collectives: any').waitFor();
+      await grants
+        .getByRole('row', { name: /Word Helper/ })
+        .getByText('Folders: any · Calendars: any · Deck boards: any · Collectives: any')
+        .waitFor();
 
       // Editing the profile shows the server checked, by its name.
       await item.getByRole('button', { name: 'Edit Dictionary AI' }).click();
@@ -250,7 +293,9 @@ describe('Run as, scope and confirmation in the bot editor', () => {
       await choose(page, runAs, 'Service account: Dictionary AI');
       await tool.getByText('acts as the Nextcloud account nuqloud-ai').waitFor();
       assert.deepEqual(await seriousViolations(page), [], 'axe: Run as for a tool server');
-      await picker.locator('section', { has: page.getByRole('heading', { name: 'Tool server: Dictionary' }) }).screenshot({ path: join(artifacts, 'bot-editor-run-as-tool-server.png') });
+      await picker
+        .locator('section', { has: page.getByRole('heading', { name: 'Tool server: Dictionary' }) })
+        .screenshot({ path: join(artifacts, 'bot-editor-run-as-tool-server.png') });
       await page.getByRole('button', { name: 'Save', exact: true }).click();
       await page.getByText('Word Helper was saved.').waitFor();
 

@@ -45,7 +45,8 @@ for (const dialect of DIALECTS) {
     });
     after(async () => w.close());
 
-    const canUse = async (botId: string, uid: string) => access.canUse(await w.governance.require(botId), { kind: 'user', uid, user: issueFromConfirmedTalkAuthor(uid) });
+    const canUse = async (botId: string, uid: string) =>
+      access.canUse(await w.governance.require(botId), { kind: 'user', uid, user: issueFromConfirmedTalkAuthor(uid) });
 
     it('without a known admin it purges nothing wrongly and says it could not read enabled flags', async () => {
       const r = await reconciler.run();
@@ -87,12 +88,65 @@ for (const dialect of DIALECTS) {
       const other = await w.governance.create(w.user('student'), { displayName: 'Stays', mention: freshMention('stays') });
       const memory = new ConversationMemory(db);
       // As the turn runner stores them: Talk actor ids for authors, the bot for its answers.
-      await memory.append({ botId: other.id, roomToken: 'room1', threadId: null, invokerUid: null, role: 'user', authorUid: 'users/leaver', messageId: '1', content: 'leaver wrote this' });
-      await memory.append({ botId: other.id, roomToken: 'room1', threadId: null, invokerUid: null, role: 'assistant', authorUid: `bots/${other.mention}`, messageId: '1', content: 'answer to the leaver' });
-      await memory.append({ botId: other.id, roomToken: 'room1', threadId: null, invokerUid: null, role: 'user', authorUid: 'users/student', messageId: '2', content: 'student wrote this' });
-      await memory.append({ botId: other.id, roomToken: 'room1', threadId: null, invokerUid: null, role: 'assistant', authorUid: `bots/${other.mention}`, messageId: '2', content: 'answer to the student' });
-      await memory.append({ botId: other.id, roomToken: 'room2', threadId: null, invokerUid: 'leaver', role: 'user', authorUid: 'users/student', messageId: '3', content: 'kept for the leaver as invoker' });
-      await w.traces.startRun({ uid: 'leaver', botId: other.id, botMention: other.mention, roomToken: 'room1', messageId: '1', source: 'talk', userText: 'hi' });
+      await memory.append({
+        botId: other.id,
+        roomToken: 'room1',
+        threadId: null,
+        invokerUid: null,
+        role: 'user',
+        authorUid: 'users/leaver',
+        messageId: '1',
+        content: 'leaver wrote this',
+      });
+      await memory.append({
+        botId: other.id,
+        roomToken: 'room1',
+        threadId: null,
+        invokerUid: null,
+        role: 'assistant',
+        authorUid: `bots/${other.mention}`,
+        messageId: '1',
+        content: 'answer to the leaver',
+      });
+      await memory.append({
+        botId: other.id,
+        roomToken: 'room1',
+        threadId: null,
+        invokerUid: null,
+        role: 'user',
+        authorUid: 'users/student',
+        messageId: '2',
+        content: 'student wrote this',
+      });
+      await memory.append({
+        botId: other.id,
+        roomToken: 'room1',
+        threadId: null,
+        invokerUid: null,
+        role: 'assistant',
+        authorUid: `bots/${other.mention}`,
+        messageId: '2',
+        content: 'answer to the student',
+      });
+      await memory.append({
+        botId: other.id,
+        roomToken: 'room2',
+        threadId: null,
+        invokerUid: 'leaver',
+        role: 'user',
+        authorUid: 'users/student',
+        messageId: '3',
+        content: 'kept for the leaver as invoker',
+      });
+      await w.traces.startRun({
+        uid: 'leaver',
+        botId: other.id,
+        botMention: other.mention,
+        roomToken: 'room1',
+        messageId: '1',
+        source: 'talk',
+        userText: 'hi',
+      });
       await w.queue.enqueue({ botId: other.id, roomToken: 'room1', route: 'talk_bot', inboxPayload: { x: 1 }, uid: 'leaver', replyTo: '1' });
 
       // Still listed: nothing happens.
@@ -106,7 +160,11 @@ for (const dialect of DIALECTS) {
       assert.equal(botsChanged, changes + 1);
       assert.equal(await db.selectFrom('bots').select('id').where('id', '=', personal.id).executeTakeFirst(), undefined);
       const contents = (await db.selectFrom('conversation_messages').select('content').where('bot_id', '=', other.id).execute()).map((x) => x.content);
-      assert.deepEqual(contents.sort(), ['answer to the student', 'student wrote this'], 'their messages, the answers to them and their invoker memory are gone; bots are not accounts');
+      assert.deepEqual(
+        contents.sort(),
+        ['answer to the student', 'student wrote this'],
+        'their messages, the answers to them and their invoker memory are gone; bots are not accounts',
+      );
       assert.equal((await db.selectFrom('trace_runs').select('id').where('uid', '=', 'leaver').execute()).length, 0);
       assert.equal((await db.selectFrom('request_queue').select('id').where('uid', '=', 'leaver').execute()).length, 0);
       assert.deepEqual(await canUse(shared.id, 'student'), { allowed: false, reason: 'inactive' });
@@ -124,7 +182,10 @@ for (const dialect of DIALECTS) {
     it('an empty or truncated user list changes nothing', async () => {
       const db = w.tdb.db;
       const before = await db.selectFrom('bots').select('id').execute();
-      const saved = w.nc.users.ids().map((id) => w.nc.users.get(id)).filter((x) => x !== undefined);
+      const saved = w.nc.users
+        .ids()
+        .map((id) => w.nc.users.get(id))
+        .filter((x) => x !== undefined);
       for (const u of saved) if (u.id !== 'admin') w.nc.users.remove(u.id);
       try {
         const r = await reconciler.run();

@@ -8,7 +8,10 @@ test('RFC 8785 section 3.2.3 example: sorted keys, ES number form, minimal strin
   const input = JSON.parse(
     '{"numbers":[333333333.33333329,1E30,4.50,2e-3,0.000000000000000000000000001],"string":"\\u20ac$\\u000F\\u000aA\'\\u0042\\u0022\\u005c\\\\\\"\\/","literals":[null,true,false]}',
   );
-  assert.equal(canonicalJson(input), '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}');
+  assert.equal(
+    canonicalJson(input),
+    '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}',
+  );
 });
 
 test('an own "__proto__" key is part of the form, so two actions that differ only there hash apart', () => {

@@ -3,7 +3,9 @@ import { describe, it } from 'node:test';
 import { z } from 'zod';
 import { collectFieldErrors } from '../../lib/validation/field-errors.ts';
 
-const schema = z.object({ name: z.string({ error: 'Must be a text' }), tools: z.array(z.object({ id: z.number({ error: 'Must be a number' }) }).strict()) }).strict();
+const schema = z
+  .object({ name: z.string({ error: 'Must be a text' }), tools: z.array(z.object({ id: z.number({ error: 'Must be a number' }) }).strict()) })
+  .strict();
 
 function fieldsOf(input: unknown, options?: Parameters<typeof collectFieldErrors>[2]): Record<string, string> {
   const parsed = schema.safeParse(input);

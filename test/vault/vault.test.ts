@@ -43,7 +43,10 @@ for (const dialect of DIALECTS) {
         assert.equal(header.enc, 'A256GCM');
 
         const wrong = new Vault(tdb.db, new Uint8Array(32).fill(2));
-        await assert.rejects(() => wrong.get('provider.primary.key'), (err: unknown) => err instanceof VaultError && !String((err as Error).message).includes('sk-test'));
+        await assert.rejects(
+          () => wrong.get('provider.primary.key'),
+          (err: unknown) => err instanceof VaultError && !String((err as Error).message).includes('sk-test'),
+        );
 
         // A ciphertext moved under another name does not decrypt.
         await tdb.db.insertInto('secrets').values({ name: 'other', ciphertext: row.ciphertext, updated_at: 1 }).execute();

@@ -41,15 +41,27 @@ for (const dialect of DIALECTS) {
       assert.equal(created.status, 201, created.text);
       const id = created.json.bot.id as string;
       const stored = await s.h.application.toolAssignments.list(id);
-      assert.deepEqual(stored.map((a) => a.name), [...WIKI_TOOL_NAMES]);
-      assert.ok(stored.every((a) => JSON.stringify(a.config) === JSON.stringify(MATH)), JSON.stringify(stored));
+      assert.deepEqual(
+        stored.map((a) => a.name),
+        [...WIKI_TOOL_NAMES],
+      );
+      assert.ok(
+        stored.every((a) => JSON.stringify(a.config) === JSON.stringify(MATH)),
+        JSON.stringify(stored),
+      );
       for (const file of ['index.md', 'log.md', 'schema.md']) assert.ok(s.h.nc.dav.files.read('alice', `${ROOT}/${file}`), file);
       const root = await s.h.application.wiki.roots.get(id);
       assert.deepEqual([root?.location, root?.rootPath, root?.uid], ['collective', ROOT, 'alice']);
     });
 
     it('an edit with a Collective of another team, or outside a Collective, is refused with a field error and stores nothing', async () => {
-      const created = await api('POST', '/api/v1/bots', { displayName: 'Algebra Bot', mention: 'algebrabot', systemPrompt: 'Algebra.', visibility: 'teams', allowedTeams: [teamId] });
+      const created = await api('POST', '/api/v1/bots', {
+        displayName: 'Algebra Bot',
+        mention: 'algebrabot',
+        systemPrompt: 'Algebra.',
+        visibility: 'teams',
+        allowedTeams: [teamId],
+      });
       assert.equal(created.status, 201, created.text);
       const id = created.json.bot.id as string;
 
@@ -64,7 +76,10 @@ for (const dialect of DIALECTS) {
       // The bot is live, so write tools wait for a review; the location is checked and initialised already.
       const good = await api('PUT', `/api/v1/bots/${id}`, { tools: [{ name: 'wiki_log_event', config: MATH }] });
       assert.equal(good.status, 200, good.text);
-      assert.deepEqual(good.json.bot.pendingChanges.tools, WIKI_TOOL_NAMES.map((name) => ({ name, config: MATH })));
+      assert.deepEqual(
+        good.json.bot.pendingChanges.tools,
+        WIKI_TOOL_NAMES.map((name) => ({ name, config: MATH })),
+      );
       assert.equal((await s.h.application.wiki.roots.get(id))?.rootPath, ROOT);
     });
   });

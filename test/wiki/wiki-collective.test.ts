@@ -16,16 +16,26 @@ describe('team bot wiki in a Collective, as the member talking', () => {
     teams.addMember(team.id, { userId: 'carol', type: 'user', level: 1 });
     // Collectives (3.x here) creates the team of the same name; carol may only read the Collective.
     w.nc.collectives.generation = 3;
-    w.nc.collectives.createCollective('Math Team', { alice: 'RGDNVCK', bob: 'RGDNVCK', carol: 'RG' }, { landing: '# Math Team\n\nWelcome.\n', circleId: team.id });
+    w.nc.collectives.createCollective(
+      'Math Team',
+      { alice: 'RGDNVCK', bob: 'RGDNVCK', carol: 'RG' },
+      { landing: '# Math Team\n\nWelcome.\n', circleId: team.id },
+    );
     w.bots.set('bot-team', personalBot({ id: 'bot-team', mention: 'mathbot', displayName: 'Math Bot', visibility: 'teams', allowedTeams: [team.id] }));
   });
   after(async () => w.close());
 
   it('refuses a team bot wiki outside a Collective, and a Collective of another team', async () => {
-    await assert.rejects(w.assignments.replace('bot-team', [{ name: 'wiki_search', config: {} }]), (err: Error) => err instanceof ToolAssignmentError && /must be in a Collective/.test(err.message));
+    await assert.rejects(
+      w.assignments.replace('bot-team', [{ name: 'wiki_search', config: {} }]),
+      (err: Error) => err instanceof ToolAssignmentError && /must be in a Collective/.test(err.message),
+    );
     // alice is in the bot's team, but "Other" belongs to another team.
     w.nc.collectives.createCollective('Other', { alice: 'RGDNVCK' });
-    await assert.rejects(w.assignments.replace('bot-team', [{ name: 'wiki_search', config: { location: 'collective', collective: 'Other' } }]), /the Collective "Other" of your team is not available to you/);
+    await assert.rejects(
+      w.assignments.replace('bot-team', [{ name: 'wiki_search', config: { location: 'collective', collective: 'Other' } }]),
+      /the Collective "Other" of your team is not available to you/,
+    );
     assert.deepEqual(await w.assignments.list('bot-team'), []);
   });
 
@@ -63,7 +73,10 @@ describe('team bot wiki in a Collective, as the member talking', () => {
         assert.match(r.json.error, /^wiki tools are unavailable to you/);
       }
       const calls = w.callsSince(mark);
-      assert.ok(calls.every((c) => c.user === uid), `${uid}: ${calls.map((c) => c.user).join(',')}`);
+      assert.ok(
+        calls.every((c) => c.user === uid),
+        `${uid}: ${calls.map((c) => c.user).join(',')}`,
+      );
       assert.ok(!calls.some((c) => c.method === 'PUT' || c.method === 'MKCOL'));
     }
     assert.equal(w.nc.dav.files.read('alice', `${ROOT}/x.md`), null);
@@ -79,7 +92,12 @@ describe('team bot wiki in a Collective, as the member talking', () => {
     w.bots.set('bot-fake', personalBot({ id: 'bot-fake', visibility: 'teams', allowedTeams: [team.id] }));
     // The config is passed as if stored earlier.
     const mark = w.nc.calls.length;
-    const r = await w.wiki.provider.executeTool('wiki_write_page', { path: 'x.md', content: 'x' }, { location: 'collective', collective: 'Fake Team' }, w.ctx('bob', 'bot-fake'));
+    const r = await w.wiki.provider.executeTool(
+      'wiki_write_page',
+      { path: 'x.md', content: 'x' },
+      { location: 'collective', collective: 'Fake Team' },
+      w.ctx('bob', 'bot-fake'),
+    );
     assert.equal(r.isError, true);
     assert.match((r.content[0] as { text: string }).text, /unavailable to you: .*not a Collective's folder/);
     assert.ok(!w.callsSince(mark).some((c) => c.method === 'PUT' || c.method === 'MKCOL'));
@@ -141,13 +159,22 @@ describe('team bot wiki where the Collectives folder differs per member, found b
     const physics = teams.createTeam({ name: 'Physics', owner: 'alice' });
     teams.addMember(physics.id, { userId: 'bob', type: 'user', level: 1 });
     w.nc.collectives.createCollective('Physics (2)', { alice: 'RGDNVCK', bob: 'RGDNVCK' }, { circleId: physics.id });
-    w.bots.set('bot-physics', personalBot({ id: 'bot-physics', mention: 'physbot', displayName: 'Physics Bot', visibility: 'teams', allowedTeams: [physics.id] }));
+    w.bots.set(
+      'bot-physics',
+      personalBot({ id: 'bot-physics', mention: 'physbot', displayName: 'Physics Bot', visibility: 'teams', allowedTeams: [physics.id] }),
+    );
 
     const named = { location: 'collective', collective: 'Physics' };
-    await assert.rejects(w.assignments.replace('bot-physics', [{ name: 'wiki_search', config: named }]), /the Collective "Physics" of your team is not available to you/);
+    await assert.rejects(
+      w.assignments.replace('bot-physics', [{ name: 'wiki_search', config: named }]),
+      /the Collective "Physics" of your team is not available to you/,
+    );
     const r = await w.wiki.provider.executeTool('wiki_write_page', { path: 'x.md', content: 'x' }, named, w.ctx('bob', 'bot-physics'));
     assert.equal(r.isError, true);
-    assert.match(JSON.parse((r.content[0] as { text: string }).text).error, /^wiki tools are unavailable to you: the Collective "Physics" of your team is not available to you/);
+    assert.match(
+      JSON.parse((r.content[0] as { text: string }).text).error,
+      /^wiki tools are unavailable to you: the Collective "Physics" of your team is not available to you/,
+    );
     for (const file of ['index.md', 'x.md']) assert.equal(w.nc.dav.files.read('carol', `Collectives/Physics/${file}`), null, file);
 
     // The team's own Collective, found by its id, at each member's own folder.

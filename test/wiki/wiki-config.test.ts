@@ -24,7 +24,10 @@ describe('wiki page path safety', () => {
   ];
   for (const [input, message] of refused) {
     it(`refuses ${JSON.stringify(String(input)).slice(0, 40)}`, () => {
-      assert.throws(() => parsePagePath(input), (err: Error) => err.name === 'InvalidArgumentError' && message.test(err.message));
+      assert.throws(
+        () => parsePagePath(input),
+        (err: Error) => err.name === 'InvalidArgumentError' && message.test(err.message),
+      );
     });
   }
 
@@ -49,11 +52,22 @@ describe('wiki page path safety', () => {
 describe('wiki location config', () => {
   it('validates with one error per field', () => {
     assert.deepEqual(validateWikiConfig({}), { ok: true, config: { location: 'personal_files' } });
-    assert.deepEqual(validateWikiConfig({ location: 'personal_files', rootPath: 'Talk AI/Class/' }), { ok: true, config: { location: 'personal_files', rootPath: 'Talk AI/Class' } });
-    assert.deepEqual(validateWikiConfig({ location: 'collective', collective: 'Math Team' }), { ok: true, config: { location: 'collective', collective: 'Math Team' } });
+    assert.deepEqual(validateWikiConfig({ location: 'personal_files', rootPath: 'Talk AI/Class/' }), {
+      ok: true,
+      config: { location: 'personal_files', rootPath: 'Talk AI/Class' },
+    });
+    assert.deepEqual(validateWikiConfig({ location: 'collective', collective: 'Math Team' }), {
+      ok: true,
+      config: { location: 'collective', collective: 'Math Team' },
+    });
     const bad = validateWikiConfig({ location: 'personal_files', rootPath: '../x', collective: 'A', url: 'http://x' });
     assert.equal(bad.ok, false);
-    assert.ok(!bad.ok && /"\.\."/.test(bad.errors['rootPath']!) && bad.errors['collective'] === 'Only for the collective location' && bad.errors['url'] === 'Unknown setting');
+    assert.ok(
+      !bad.ok &&
+        /"\.\."/.test(bad.errors['rootPath']!) &&
+        bad.errors['collective'] === 'Only for the collective location' &&
+        bad.errors['url'] === 'Unknown setting',
+    );
     const where = validateWikiConfig({ location: 'dropbox' });
     assert.ok(!where.ok && where.errors['location'] === 'Must be personal_files or collective');
     const noName = validateWikiConfig({ location: 'collective' });
@@ -71,7 +85,10 @@ describe('wiki location config', () => {
       { name: 'wiki_search', config: { force: true } },
       { name: 'calendar_list', config: {} },
     ]);
-    assert.deepEqual(out.map((a) => a.name), ['files_list', ...WIKI_TOOL_NAMES, 'calendar_list']);
+    assert.deepEqual(
+      out.map((a) => a.name),
+      ['files_list', ...WIKI_TOOL_NAMES, 'calendar_list'],
+    );
     for (const a of out.filter((x) => x.name.startsWith('wiki_'))) assert.equal(a.config['rootPath'], 'Talk AI/X');
     assert.equal(out.find((a) => a.name === 'wiki_search')!.config['force'], true);
     assert.deepEqual(expandWikiAssignments([{ name: 'files_list', config: {} }]), [{ name: 'files_list', config: {} }]);

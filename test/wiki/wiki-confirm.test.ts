@@ -30,7 +30,11 @@ for (const dialect of DIALECTS) {
     before(async () => {
       s = await startTalkScenario({ dialect });
       bot = await s.createBot({ mention: 'scribe', visibility: 'personal' });
-      const put = await s.h.fetch(`/api/v1/bots/${bot.id}/tools`, { method: 'PUT', headers: s.h.browserHeaders('alice'), body: { tools: [{ name: 'wiki_write_page' }] } });
+      const put = await s.h.fetch(`/api/v1/bots/${bot.id}/tools`, {
+        method: 'PUT',
+        headers: s.h.browserHeaders('alice'),
+        body: { tools: [{ name: 'wiki_write_page' }] },
+      });
       assert.equal(put.status, 200, put.text);
     });
     after(async () => s.close());
@@ -43,7 +47,7 @@ for (const dialect of DIALECTS) {
 
     const read = (path: string) => s.h.nc.dav.files.read('alice', `${ROOT}/${path}`);
 
-    it('after wiki_read_page an overwrite is asked for; bob and a bare yes do nothing; alice\'s yes writes exactly the stored content, once', async () => {
+    it("after wiki_read_page an overwrite is asked for; bob and a bare yes do nothing; alice's yes writes exactly the stored content, once", async () => {
       s.h.nc.dav.files.putFile('alice', `${ROOT}/notes.md`, '# Notes\n\nold text\n');
       const r = await room();
       const content = `# Notes\n\n${'Die Quadratwurzel aus 2 ist irrational. '.repeat(40)}\n`;
@@ -58,9 +62,12 @@ for (const dialect of DIALECTS) {
       const request = requestIn(s.bot(r));
       assert.match(request.text, /replace the whole wiki page "notes\.md" in "Talk AI\/Personal Wikis\/scribe" with 1\.6 KiB of text/);
       assert.doesNotMatch(request.text, /Quadratwurzel/, 'the request names the size, not the content');
-      const seen = s.llm.chatRequests().flatMap(toolOutputs).find((t) => /NOT DONE YET/.test(t));
+      const seen = s.llm
+        .chatRequests()
+        .flatMap(toolOutputs)
+        .find((t) => /NOT DONE YET/.test(t));
       assert.ok(seen, 'the model is told it is not done');
-      assert.ok(!seen.includes(request.code), 'the code stays out of the model\'s context');
+      assert.ok(!seen.includes(request.code), "the code stays out of the model's context");
 
       await s.say(r, 'bob', `@scribe yes ${request.code}`);
       await s.idle();
@@ -82,16 +89,22 @@ for (const dialect of DIALECTS) {
       assert.equal(s.h.nc.calls.filter((c) => c.method === 'PUT' && c.path.endsWith('/notes.md')).length, puts.length, 'it runs once');
     });
 
-    it('an untainted turn writes directly, and so does the next one (the bot\'s own answer does not taint it); after a read in the turn a new page and a log entry are asked for and written when confirmed', async () => {
+    it("an untainted turn writes directly, and so does the next one (the bot's own answer does not taint it); after a read in the turn a new page and a log entry are asked for and written when confirmed", async () => {
       const r = await room();
-      s.llm.enqueue({ toolCalls: [{ id: 'w2', name: 'wiki_write_page', arguments: '{"path":"first.md","content":"# First\\n"}' }] }, { text: ['Saved first.md.'] });
+      s.llm.enqueue(
+        { toolCalls: [{ id: 'w2', name: 'wiki_write_page', arguments: '{"path":"first.md","content":"# First\\n"}' }] },
+        { text: ['Saved first.md.'] },
+      );
       await s.say(r, 'alice', '@scribe save a first page');
       await s.idle();
       assert.equal(read('first.md'), '# First\n', 'written directly');
       assert.ok(!s.bot(r).some((m) => /Confirmation needed/.test(m.message)));
 
       // Issue 23: only the bot's earlier answer is in memory, which does not taint the turn by itself.
-      s.llm.enqueue({ toolCalls: [{ id: 'w2b', name: 'wiki_write_page', arguments: '{"path":"again.md","content":"# Again\\n"}' }] }, { text: ['Saved again.md.'] });
+      s.llm.enqueue(
+        { toolCalls: [{ id: 'w2b', name: 'wiki_write_page', arguments: '{"path":"again.md","content":"# Again\\n"}' }] },
+        { text: ['Saved again.md.'] },
+      );
       await s.say(r, 'alice', '@scribe save another page');
       await s.idle();
       assert.equal(read('again.md'), '# Again\n', 'written directly in the next turn');

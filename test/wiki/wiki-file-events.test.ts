@@ -51,12 +51,18 @@ for (const dialect of DIALECTS) {
       }
       const listeners = [...h.nc.webhookListeners.listeners.values()];
       assert.deepEqual(listeners.map((l) => l.event.split('\\').at(-1)).sort(), ['NodeDeletedEvent', 'NodeRenamedEvent', 'NodeWrittenEvent']);
-      assert.ok(listeners.every((l) => l.appId === 'educai' && l.uri === WIKI_FILE_EVENTS_PATH && l.userId === null), JSON.stringify(listeners));
+      assert.ok(
+        listeners.every((l) => l.appId === 'educai' && l.uri === WIKI_FILE_EVENTS_PATH && l.userId === null),
+        JSON.stringify(listeners),
+      );
       const disabled = await h.fetch('/enabled?enabled=0', { method: 'PUT', headers: h.headers('') });
       assert.deepEqual(disabled.json, { error: '' });
       assert.equal(h.nc.webhookListeners.listeners.size, 0);
       // A failing registration does not fail the enable (AppAPI would disable the app): the scan stays.
-      h.nc.failNext({ method: 'POST', path: /webhook_listeners\/api\/v1\/webhooks$/ }, { status: 500, body: '{"ocs":{"meta":{"status":"failure","statuscode":500,"message":"An internal error occurred"},"data":[]}}' });
+      h.nc.failNext(
+        { method: 'POST', path: /webhook_listeners\/api\/v1\/webhooks$/ },
+        { status: 500, body: '{"ocs":{"meta":{"status":"failure","statuscode":500,"message":"An internal error occurred"},"data":[]}}' },
+      );
       const despite = await h.fetch('/enabled?enabled=1', { method: 'PUT', headers: h.headers('') });
       assert.deepEqual(despite.json, { error: '' });
       assert.ok(h.logLines.some((l) => l.includes('wiki file events could not be registered')));
@@ -70,7 +76,10 @@ for (const dialect of DIALECTS) {
       await manualEdit(h, `${root}/by-hand.md`, '# Written by hand\n');
       await manualEdit(h, `${root}/cat.png`, 'not a page');
       // A new file fires created and written; only written is listened to, and only for pages.
-      assert.deepEqual(h.nc.webhookListeners.jobs.map((j) => JSON.parse(j.body).event.class.split('\\').at(-1)), ['NodeWrittenEvent']);
+      assert.deepEqual(
+        h.nc.webhookListeners.jobs.map((j) => JSON.parse(j.body).event.class.split('\\').at(-1)),
+        ['NodeWrittenEvent'],
+      );
       assert.ok(!listed(h, root, 'by-hand.md'));
       const before = h.application.wiki.scheduler.syncCount;
       assert.deepEqual(await h.nc.webhookListeners.runJobs(h.url), [200]);
@@ -78,13 +87,22 @@ for (const dialect of DIALECTS) {
       assert.ok(h.application.wiki.scheduler.syncCount > before);
       // A rename and a delete reach it the same way.
       const dav = new FilesDav(h.application.nextcloud.as(issueFromConfirmedTalkAuthor('alice')));
-      await dav.transfer('MOVE', { segments: `${root}/by-hand.md`.split('/'), relative: `${root}/by-hand.md` }, { segments: `${root}/renamed.md`.split('/'), relative: `${root}/renamed.md` });
+      await dav.transfer(
+        'MOVE',
+        { segments: `${root}/by-hand.md`.split('/'), relative: `${root}/by-hand.md` },
+        { segments: `${root}/renamed.md`.split('/'), relative: `${root}/renamed.md` },
+      );
       await h.nc.webhookListeners.runJobs(h.url);
       await waitFor(() => listed(h, root, 'renamed.md') && !listed(h, root, 'by-hand.md'), 'index.md follows the rename');
     });
 
     it('a forged or unauthenticated event is refused with 401, a proxied one with 403, a malformed one with 400, and none changes anything', async () => {
-      const delivery = { event: { node: { id: 1, path: `/alice/files/${root}/x.md` }, class: 'OCP\\Files\\Events\\Node\\NodeWrittenEvent' }, user: { uid: 'alice', displayName: 'Alice' }, time: 1, authentication: [] };
+      const delivery = {
+        event: { node: { id: 1, path: `/alice/files/${root}/x.md` }, class: 'OCP\\Files\\Events\\Node\\NodeWrittenEvent' },
+        user: { uid: 'alice', displayName: 'Alice' },
+        time: 1,
+        authentication: [],
+      };
       // The earlier test's syncs settle first, so that any sync counted below is one these requests caused.
       await h.application.wiki.scheduler.flush();
       await h.application.wiki.scanner.scanOnce();
@@ -129,7 +147,10 @@ describe('wiki file events where webhook_listeners is not offered (Nextcloud 29)
     const enabled = await h.fetch('/enabled?enabled=1', { method: 'PUT', headers: h.headers('') });
     assert.deepEqual(enabled.json, { error: '' });
     assert.equal(h.nc.webhookListeners.listeners.size, 0);
-    assert.ok(h.nc.calls.some((c) => c.path.endsWith('/webhook_listeners/api/v1/webhooks/byappid/educai') && c.status === 404), 'asked, and was told 404');
+    assert.ok(
+      h.nc.calls.some((c) => c.path.endsWith('/webhook_listeners/api/v1/webhooks/byappid/educai') && c.status === 404),
+      'asked, and was told 404',
+    );
     await manualEdit(h, `${root}/scanned.md`, '# Found by the scan\n');
     assert.equal(h.nc.webhookListeners.jobs.length, 0);
     await waitFor(() => listed(h, root, 'scanned.md'), 'the scan lists the page');

@@ -12,7 +12,7 @@ function pageLines(index: string | null): string[] {
   return (index ?? '').split('\n').filter((l) => l.startsWith('- ['));
 }
 
-describe('personal wiki in the owner\'s files', () => {
+describe("personal wiki in the owner's files", () => {
   let w: WikiWorld;
   before(async () => {
     w = await startWikiWorld('sqlite');
@@ -22,7 +22,10 @@ describe('personal wiki in the owner\'s files', () => {
 
   it('expands to all four tools and initialises index.md, log.md and schema.md when saved', async () => {
     const saved = await w.assignments.replace('bot-personal', [{ name: 'wiki_read_page', config: {} }]);
-    assert.deepEqual(saved.map((a) => a.name), [...WIKI_TOOL_NAMES]);
+    assert.deepEqual(
+      saved.map((a) => a.name),
+      [...WIKI_TOOL_NAMES],
+    );
     for (const file of ['index.md', 'log.md', 'schema.md']) assert.ok(w.nc.dav.files.read('alice', `${ROOT}/${file}`), file);
     assert.match(w.nc.dav.files.read('alice', `${ROOT}/index.md`)!, /## Existing Files[\s\S]*No pages yet/);
     const root = await w.wiki.roots.get('bot-personal');
@@ -37,7 +40,9 @@ describe('personal wiki in the owner\'s files', () => {
     assert.equal(wrote.result.isError, false, JSON.stringify(wrote.json));
     assert.equal(wrote.json.action, 'written');
     assert.equal(w.nc.dav.files.read('alice', `${ROOT}/topics/fractions.md`), body);
-    assert.deepEqual(pageLines(w.nc.dav.files.read('alice', `${ROOT}/index.md`)), [`- [Fractions](topics/fractions.md) — \`topics/fractions.md\` (${Buffer.byteLength(body)} bytes)`]);
+    assert.deepEqual(pageLines(w.nc.dav.files.read('alice', `${ROOT}/index.md`)), [
+      `- [Fractions](topics/fractions.md) — \`topics/fractions.md\` (${Buffer.byteLength(body)} bytes)`,
+    ]);
 
     const found = await w.run('wiki_search', { query: 'denominator fractions' });
     assert.equal(found.json.results[0].path, 'topics/fractions.md');
@@ -93,7 +98,11 @@ describe('personal wiki in the owner\'s files', () => {
       assert.equal(r.result.isError, true, JSON.stringify(args).slice(0, 60));
       assert.match(r.json.error, message);
     }
-    assert.deepEqual(w.callsSince(mark).filter((c) => c.method === 'PUT' || c.method === 'MKCOL'), [], 'nothing was written');
+    assert.deepEqual(
+      w.callsSince(mark).filter((c) => c.method === 'PUT' || c.method === 'MKCOL'),
+      [],
+      'nothing was written',
+    );
     // Appending past 512 KiB is refused too.
     await w.run('wiki_write_page', { path: 'grow.md', content: 'a'.repeat(400 * 1024) });
     const grown = await w.run('wiki_write_page', { path: 'grow.md', content: 'b'.repeat(200 * 1024), mode: 'append' });
@@ -127,7 +136,10 @@ describe('personal wiki in the owner\'s files', () => {
     await w.wiki.scheduler.flush();
     assert.equal(w.wiki.scheduler.syncCount - before, 1, 'exactly one sync ran');
     const lines = pageLines(w.nc.dav.files.read('alice', `${ROOT}/index.md`));
-    assert.ok(lines.some((l) => l.startsWith('- [Manual page 4](manual.md)')), lines.join('\n'));
+    assert.ok(
+      lines.some((l) => l.startsWith('- [Manual page 4](manual.md)')),
+      lines.join('\n'),
+    );
     assert.ok(!lines.some((l) => /draft|log\.md|schema\.md|index\.md/.test(l)), lines.join('\n'));
     // The sync's own write does not trigger another one.
     assert.equal(await w.wiki.scanner.scanOnce(), 0);
@@ -158,8 +170,14 @@ describe('personal wiki in the owner\'s files', () => {
     assert.equal(await w.wiki.scanner.scanOnce(), 1, 'the root still differs from the etag the sync recorded');
     await w.wiki.scheduler.flush();
     const lines = pageLines(w.nc.dav.files.read('alice', `${ROOT}/index.md`));
-    assert.ok(lines.some((l) => l.includes('(during.md)')), lines.join('\n'));
-    assert.ok(lines.some((l) => l.includes('(first.md)')), lines.join('\n'));
+    assert.ok(
+      lines.some((l) => l.includes('(during.md)')),
+      lines.join('\n'),
+    );
+    assert.ok(
+      lines.some((l) => l.includes('(first.md)')),
+      lines.join('\n'),
+    );
   });
 
   it('follows a moved wiki folder by file id', async () => {
@@ -184,7 +202,10 @@ describe('personal wiki in the owner\'s files', () => {
     const r = await w.run('wiki_search', { query: 'fractions' }, 'bob');
     assert.equal(r.result.isError, true);
     assert.match(r.json.error, /wiki tools are unavailable to you/);
-    assert.deepEqual(w.callsSince(mark).filter((c) => c.user === 'alice'), []);
+    assert.deepEqual(
+      w.callsSince(mark).filter((c) => c.user === 'alice'),
+      [],
+    );
   });
 
   it('S16: refuses a wiki folder that is shared out, before any write', async () => {
@@ -197,7 +218,10 @@ describe('personal wiki in the owner\'s files', () => {
       const r = await w.run('wiki_write_page', { path: 'new.md', content: 'x' });
       assert.equal(r.result.isError, true);
       assert.match(r.json.error, /shared with others/);
-      assert.deepEqual(w.callsSince(mark).filter((c) => c.method !== 'PROPFIND'), []);
+      assert.deepEqual(
+        w.callsSince(mark).filter((c) => c.method !== 'PROPFIND'),
+        [],
+      );
       const log = await w.run('wiki_log_event', { title: 'x' });
       assert.match(log.json.error, /shared with others/);
     } finally {
@@ -218,16 +242,22 @@ describe('S16: a shared or mounted folder named "Talk AI" is refused', () => {
     w.nc.dav.files.receiveShare('bob', 'Talk AI', 'carol');
     w.bots.set('bot-bob', personalBot({ id: 'bot-bob', ownerUid: 'bob', mention: 'helper' }));
     const mark = w.nc.calls.length;
-    await assert.rejects(w.assignments.replace('bot-bob', [{ name: 'wiki_search', config: {} }]), (err: Error) => err instanceof ToolAssignmentError && /belongs to someone else/.test(err.message));
+    await assert.rejects(
+      w.assignments.replace('bot-bob', [{ name: 'wiki_search', config: {} }]),
+      (err: Error) => err instanceof ToolAssignmentError && /belongs to someone else/.test(err.message),
+    );
     assert.deepEqual(await w.assignments.list('bot-bob'), [], 'nothing stored');
     assert.equal(await w.wiki.roots.get('bot-bob'), null);
     // Used anyway (e.g. assigned before the share appeared): every write is refused, nothing is created.
     const r = await w.run('wiki_write_page', { path: 'x.md', content: 'x' }, 'bob', 'bot-bob');
     assert.match(r.json.error, /belongs to someone else/);
-    assert.deepEqual(w.callsSince(mark).filter((c) => c.method === 'PUT' || c.method === 'MKCOL'), []);
+    assert.deepEqual(
+      w.callsSince(mark).filter((c) => c.method === 'PUT' || c.method === 'MKCOL'),
+      [],
+    );
   });
 
-  it('refuses a custom root below a mounted folder (external storage) and accepts the owner\'s own', async () => {
+  it("refuses a custom root below a mounted folder (external storage) and accepts the owner's own", async () => {
     w.bots.set('bot-alice', personalBot({ id: 'bot-alice' }));
     const mount = w.nc.dav.files.mkdir('alice', 'Talk AI/External');
     mount.mountType = 'external';

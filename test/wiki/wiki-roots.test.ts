@@ -12,7 +12,15 @@ for (const dialect of DIALECTS) {
       try {
         await store.register({ botId: 'bot-1', uid: 'alice', location: 'personal_files', rootPath: 'Talk AI/Personal Wikis/tutor', rootFileId: '31' });
         await store.register({ botId: 'bot-2', uid: 'bob', location: 'collective', rootPath: 'Collectives/Math Team', rootFileId: '90' });
-        assert.deepEqual(await store.get('bot-1'), { botId: 'bot-1', uid: 'alice', location: 'personal_files', rootPath: 'Talk AI/Personal Wikis/tutor', rootFileId: '31', rootEtag: '', syncedAt: null });
+        assert.deepEqual(await store.get('bot-1'), {
+          botId: 'bot-1',
+          uid: 'alice',
+          location: 'personal_files',
+          rootPath: 'Talk AI/Personal Wikis/tutor',
+          rootFileId: '31',
+          rootEtag: '',
+          syncedAt: null,
+        });
         await store.markSynced('bot-1', '"abc"', 'Talk AI/Personal Wikis/tutor-old');
         const synced = await store.get('bot-1');
         assert.equal(synced?.rootEtag, '"abc"');
@@ -20,7 +28,13 @@ for (const dialect of DIALECTS) {
         assert.equal(typeof synced?.syncedAt, 'number');
         // Registering again (a new location) keeps one row per bot.
         await store.register({ botId: 'bot-1', uid: 'alice', location: 'personal_files', rootPath: 'Talk AI/Class', rootFileId: '44' });
-        assert.deepEqual((await store.list()).map((r) => [r.botId, r.rootPath, r.rootFileId]), [['bot-1', 'Talk AI/Class', '44'], ['bot-2', 'Collectives/Math Team', '90']]);
+        assert.deepEqual(
+          (await store.list()).map((r) => [r.botId, r.rootPath, r.rootFileId]),
+          [
+            ['bot-1', 'Talk AI/Class', '44'],
+            ['bot-2', 'Collectives/Math Team', '90'],
+          ],
+        );
         await store.remove('bot-1');
         await store.remove('bot-2');
         assert.deepEqual(await store.list(), []);

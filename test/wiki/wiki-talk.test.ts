@@ -18,9 +18,16 @@ describe('a personal bot keeps a wiki, driven through Talk (issue 9 end to end)'
     s = await startTalkScenario({ dialect: 'sqlite' });
     bot = await s.createBot({ mention: 'scribe', visibility: 'personal' });
     // Assigned through the JSON API as the owner: one wiki tool expands to all four and the wiki is initialised.
-    const put = await s.h.fetch(`/api/v1/bots/${bot.id}/tools`, { method: 'PUT', headers: s.h.browserHeaders('alice'), body: { tools: [{ name: 'wiki_write_page' }] } });
+    const put = await s.h.fetch(`/api/v1/bots/${bot.id}/tools`, {
+      method: 'PUT',
+      headers: s.h.browserHeaders('alice'),
+      body: { tools: [{ name: 'wiki_write_page' }] },
+    });
     assert.equal(put.status, 200, put.text);
-    assert.deepEqual(put.json.tools.map((t: { name: string }) => t.name), ['wiki_search', 'wiki_read_page', 'wiki_write_page', 'wiki_log_event']);
+    assert.deepEqual(
+      put.json.tools.map((t: { name: string }) => t.name),
+      ['wiki_search', 'wiki_read_page', 'wiki_write_page', 'wiki_log_event'],
+    );
     assert.ok(s.h.nc.dav.files.read('alice', `${ROOT}/index.md`), 'initialised on save');
   });
   after(async () => s.close());
@@ -48,7 +55,10 @@ describe('a personal bot keeps a wiki, driven through Talk (issue 9 end to end)'
     assert.equal(s.bot(logRoom).at(-1)?.message, 'Logged.');
     assert.equal(s.h.nc.dav.files.read('alice', `${ROOT}/mathe/brueche.md`), page);
     const written = s.h.nc.calls.filter((c) => c.method === 'PUT' && c.path.includes('/brueche.md'));
-    assert.deepEqual(written.map((c) => c.user), ['alice']);
+    assert.deepEqual(
+      written.map((c) => c.user),
+      ['alice'],
+    );
 
     const token2 = s.groupRoom();
     await s.onboard(token2, bot, 'A');
@@ -56,9 +66,18 @@ describe('a personal bot keeps a wiki, driven through Talk (issue 9 end to end)'
     // Read the page back chunk by chunk, following next_offset from each answer.
     let chunks = 0;
     s.llm.responder = (req) => {
-      const last = JSON.parse(toolOutputs(req).at(-1) ?? '{}') as { action?: string; results?: Array<{ path: string }>; has_more?: boolean; next_offset?: number };
-      if (last.action === 'search') return { toolCalls: [{ id: 'r0', name: 'wiki_read_page', arguments: JSON.stringify({ path: last.results?.[0]?.path ?? 'none' }) }] };
-      if (last.action === 'read' && last.has_more) return { toolCalls: [{ id: `r${++chunks}`, name: 'wiki_read_page', arguments: JSON.stringify({ path: 'mathe/brueche.md', offset: last.next_offset }) }] };
+      const last = JSON.parse(toolOutputs(req).at(-1) ?? '{}') as {
+        action?: string;
+        results?: Array<{ path: string }>;
+        has_more?: boolean;
+        next_offset?: number;
+      };
+      if (last.action === 'search')
+        return { toolCalls: [{ id: 'r0', name: 'wiki_read_page', arguments: JSON.stringify({ path: last.results?.[0]?.path ?? 'none' }) }] };
+      if (last.action === 'read' && last.has_more)
+        return {
+          toolCalls: [{ id: `r${++chunks}`, name: 'wiki_read_page', arguments: JSON.stringify({ path: 'mathe/brueche.md', offset: last.next_offset }) }],
+        };
       return { text: ['You need a common denominator.'] };
     };
     await s.say(token2, 'alice', '@scribe what do my notes say about denominators?');

@@ -55,7 +55,13 @@ describe('wiki index and log text', () => {
     const lines = next.split('\n').filter((l) => l.startsWith('- ['));
     assert.deepEqual(lines, ['- [A](a.md) — `a.md` (3 bytes)', '- [B \\[draft\\]](topics/b%20page.md) — `topics/b page.md` (12 bytes)']);
     // Idempotent: the same files give the same text (no write, no etag churn).
-    assert.equal(withExistingFiles(next, [{ path: 'a.md', title: 'A', size: 3 }, { path: 'topics/b page.md', title: 'B [draft]', size: 12 }]), next);
+    assert.equal(
+      withExistingFiles(next, [
+        { path: 'a.md', title: 'A', size: 3 },
+        { path: 'topics/b page.md', title: 'B [draft]', size: 12 },
+      ]),
+      next,
+    );
     // Missing section: appended.
     assert.match(withExistingFiles('# Mine\n', []), /^# Mine\n\n## Existing Files\n[\s\S]*_No pages yet\._/);
   });
@@ -82,7 +88,17 @@ describe('wiki search ranking', () => {
     assert.ok(!hits.some((h) => h.path === 'topics/decimals.md'));
     assert.ok(hits[0]!.snippet.includes('common denominator'));
     // A query term only in the path still finds the page.
-    assert.equal(rankDocuments('decimals', [{ path: 'topics/decimals.md', text: 'percentages only', size: 1 }, { path: 'x.md', text: 'nothing', size: 1 }], 5)[0]!.path, 'topics/decimals.md');
+    assert.equal(
+      rankDocuments(
+        'decimals',
+        [
+          { path: 'topics/decimals.md', text: 'percentages only', size: 1 },
+          { path: 'x.md', text: 'nothing', size: 1 },
+        ],
+        5,
+      )[0]!.path,
+      'topics/decimals.md',
+    );
     assert.deepEqual(rankDocuments('   ', docs, 5), []);
   });
 

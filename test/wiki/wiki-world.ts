@@ -67,7 +67,8 @@ export async function startWikiWorld(dialect: Dialect = 'sqlite'): Promise<WikiW
     eventDebounceMs: 3_600_000,
   });
   assignments.useHooks(wiki.assignmentHooks);
-  const ctx = (uid: string, botId: string) => createInvocationContext({ user: issueFromConfirmedTalkAuthor(uid), actorKind: 'user', botId, roomToken: 'room-a', messageId: '1' });
+  const ctx = (uid: string, botId: string) =>
+    createInvocationContext({ user: issueFromConfirmedTalkAuthor(uid), actorKind: 'user', botId, roomToken: 'room-a', messageId: '1' });
   return {
     nc,
     client,
@@ -80,7 +81,7 @@ export async function startWikiWorld(dialect: Dialect = 'sqlite'): Promise<WikiW
       const config = (await assignments.list(botId)).find((a) => a.name === name)?.config ?? {};
       const result = await wiki.provider.executeTool(name, args, config, ctx(uid, botId));
       const text = (result.content[0] as { text: string }).text;
-      let json: any = null;
+      let json: any;
       try {
         json = JSON.parse(text);
       } catch {

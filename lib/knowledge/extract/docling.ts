@@ -69,7 +69,7 @@ export class DoclingClient {
     try {
       res = await this.#post(config, input);
     } catch (err) {
-      throw new Error(`Docling could not be reached: ${err instanceof Error ? err.message : 'network error'}`);
+      throw new Error(`Docling could not be reached: ${err instanceof Error ? err.message : 'network error'}`, { cause: err });
     }
     if (!res.ok) {
       await res.body?.cancel().catch(() => undefined);
@@ -94,7 +94,9 @@ export class DoclingClient {
     try {
       const res = await this.#post(config, { bytes: new TextEncoder().encode(TEST_PDF), name: 'docling-test.pdf', mimeType: 'application/pdf' });
       await res.body?.cancel().catch(() => undefined);
-      return res.ok ? { ok: true, status: res.status, message: 'Docling converted the test document' } : { ok: false, status: res.status, message: `Docling answered HTTP ${res.status}` };
+      return res.ok
+        ? { ok: true, status: res.status, message: 'Docling converted the test document' }
+        : { ok: false, status: res.status, message: `Docling answered HTTP ${res.status}` };
     } catch (err) {
       return { ok: false, status: null, message: err instanceof Error ? err.message.slice(0, 200) : 'Docling could not be reached' };
     }

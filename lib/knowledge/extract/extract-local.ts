@@ -51,7 +51,8 @@ function prettyJson(text: string): string {
 }
 
 export async function extractLocal(input: ExtractInput, limits: ExtractLimits): Promise<ExtractedText> {
-  if (input.bytes.length > limits.maxInputBytes) throw new ExtractionError('limit', `the file is larger than ${Math.round(limits.maxInputBytes / (1024 * 1024))} MB`);
+  if (input.bytes.length > limits.maxInputBytes)
+    throw new ExtractionError('limit', `the file is larger than ${Math.round(limits.maxInputBytes / (1024 * 1024))} MB`);
   const format = detectFormat(input.name, input.mimeType, input.bytes);
   const warnings: string[] = [];
   let text: string;
@@ -93,7 +94,10 @@ export async function extractLocal(input: ExtractInput, limits: ExtractLimits): 
       break;
     }
     default:
-      throw new ExtractionError('unsupported', `files of this type (${input.name.includes('.') ? input.name.slice(input.name.lastIndexOf('.')) : input.mimeType || 'unknown'}) cannot be read as text`);
+      throw new ExtractionError(
+        'unsupported',
+        `files of this type (${input.name.includes('.') ? input.name.slice(input.name.lastIndexOf('.')) : input.mimeType || 'unknown'}) cannot be read as text`,
+      );
   }
   text = cap(text.normalize('NFC'), limits, warnings);
   return { format, text, ...(pages !== undefined ? { pages } : {}), warnings, via: 'local' };
@@ -107,7 +111,8 @@ const VISION_READY = new Set(['png', 'jpeg', 'gif', 'webp']);
  * than `maxSide` pixels is scaled down. Pixel bombs stop at `maxPixels`.
  */
 export async function transcodeImage(bytes: Uint8Array, limits: ExtractLimits, maxSide = 2048): Promise<TranscodedImage> {
-  if (bytes.length > limits.maxInputBytes) throw new ExtractionError('limit', `the image is larger than ${Math.round(limits.maxInputBytes / (1024 * 1024))} MB`);
+  if (bytes.length > limits.maxInputBytes)
+    throw new ExtractionError('limit', `the image is larger than ${Math.round(limits.maxInputBytes / (1024 * 1024))} MB`);
   sharp.cache(false);
   sharp.concurrency(1);
   let meta;

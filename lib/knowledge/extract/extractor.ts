@@ -52,7 +52,8 @@ export class Extractor {
    * local reader with a warning.
    */
   async extract(input: ExtractInput): Promise<ExtractedText> {
-    if (input.bytes.length > this.limits.maxInputBytes) throw new ExtractionError('limit', `the file is larger than ${Math.round(this.limits.maxInputBytes / (1024 * 1024))} MB`);
+    if (input.bytes.length > this.limits.maxInputBytes)
+      throw new ExtractionError('limit', `the file is larger than ${Math.round(this.limits.maxInputBytes / (1024 * 1024))} MB`);
     const format = detectFormat(input.name, input.mimeType, input.bytes);
     let doclingProblem: string | null = null;
     if (this.#docling && DOCLING_FORMATS.has(format) && (await this.#docling.enabled())) {
@@ -70,7 +71,10 @@ export class Extractor {
       }
     }
     if (!isExtractable(format)) {
-      throw new ExtractionError('unsupported', format === 'image' ? 'images are read only through Docling (not configured)' : `files of this type cannot be read as text`);
+      throw new ExtractionError(
+        'unsupported',
+        format === 'image' ? 'images are read only through Docling (not configured)' : `files of this type cannot be read as text`,
+      );
     }
     const result = (await this.#run({ op: 'extract', input, limits: this.limits })) as ExtractedText;
     if (doclingProblem) result.warnings.push(`${doclingProblem}; the file was read locally instead`);
@@ -111,7 +115,10 @@ export class Extractor {
       if (!slot) return;
       const task = this.#queue.shift()!;
       const id = this.#nextId++;
-      const timer = setTimeout(() => this.#fail(slot, new ExtractionError('timeout', `reading the file took longer than ${Math.round(this.limits.timeoutMs / 1000)} s`)), this.limits.timeoutMs);
+      const timer = setTimeout(
+        () => this.#fail(slot, new ExtractionError('timeout', `reading the file took longer than ${Math.round(this.limits.timeoutMs / 1000)} s`)),
+        this.limits.timeoutMs,
+      );
       slot.busy = { id, task, timer };
       slot.child.ref();
       slot.child.channel?.ref();
@@ -121,7 +128,11 @@ export class Extractor {
 
   #spawn(): Slot {
     const child = fork(WORKER_PATH, [], {
-      execArgv: [`--max-old-space-size=${this.limits.memoryMb}`, `--max-semi-space-size=${Math.max(1, Math.floor(this.limits.memoryMb / 64))}`, '--stack-size=4000'],
+      execArgv: [
+        `--max-old-space-size=${this.limits.memoryMb}`,
+        `--max-semi-space-size=${Math.max(1, Math.floor(this.limits.memoryMb / 64))}`,
+        '--stack-size=4000',
+      ],
       // No secrets in the child's environment (S1).
       env: {},
       // Uint8Arrays travel as they are.
@@ -149,7 +160,13 @@ export class Extractor {
       if (!this.#slots.includes(slot)) return;
       // V8 aborts when the heap limit is reached.
       const memory = signal === 'SIGABRT' || code === 134 || signal === 'SIGSEGV';
-      this.#fail(slot, new ExtractionError(memory ? 'memory' : 'broken', memory ? `reading the file needed more than ${this.limits.memoryMb} MB of memory` : 'the file could not be read'));
+      this.#fail(
+        slot,
+        new ExtractionError(
+          memory ? 'memory' : 'broken',
+          memory ? `reading the file needed more than ${this.limits.memoryMb} MB of memory` : 'the file could not be read',
+        ),
+      );
     });
     this.#slots.push(slot);
     return slot;

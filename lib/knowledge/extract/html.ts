@@ -10,11 +10,53 @@ interface DomNode {
   children?: DomNode[];
 }
 
-const SKIP = new Set(['script', 'style', 'nav', 'footer', 'header', 'aside', 'noscript', 'iframe', 'svg', 'template', 'button', 'select', 'option', 'canvas', 'object', 'embed', 'head', 'menu', 'dialog']);
+const SKIP = new Set([
+  'script',
+  'style',
+  'nav',
+  'footer',
+  'header',
+  'aside',
+  'noscript',
+  'iframe',
+  'svg',
+  'template',
+  'button',
+  'select',
+  'option',
+  'canvas',
+  'object',
+  'embed',
+  'head',
+  'menu',
+  'dialog',
+]);
 const SKIP_ROLES = new Set(['navigation', 'banner', 'contentinfo', 'complementary', 'search', 'menu', 'menubar', 'dialog']);
 const BLOCK = new Set([
-  'p', 'div', 'section', 'article', 'main', 'ul', 'ol', 'table', 'thead', 'tbody', 'tr', 'pre', 'blockquote', 'dl', 'dt', 'dd',
-  'figure', 'figcaption', 'hr', 'address', 'details', 'summary', 'body', 'html',
+  'p',
+  'div',
+  'section',
+  'article',
+  'main',
+  'ul',
+  'ol',
+  'table',
+  'thead',
+  'tbody',
+  'tr',
+  'pre',
+  'blockquote',
+  'dl',
+  'dt',
+  'dd',
+  'figure',
+  'figcaption',
+  'hr',
+  'address',
+  'details',
+  'summary',
+  'body',
+  'html',
 ]);
 
 function isElement(n: DomNode): boolean {
@@ -69,7 +111,12 @@ function render(n: DomNode, out: string[]): void {
 function tidy(text: string): string {
   return text
     .split('\n')
-    .map((l) => l.replace(/[ \t]+/g, ' ').replace(/^ \| /, '').trim())
+    .map((l) =>
+      l
+        .replace(/[ \t]+/g, ' ')
+        .replace(/^ \| /, '')
+        .trim(),
+    )
     .join('\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim();

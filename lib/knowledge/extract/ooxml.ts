@@ -87,11 +87,7 @@ interface SaxHandlers {
 
 function sax(xml: Uint8Array, h: SaxHandlers): void {
   const parser = new Parser(
-    {
-      onopentag: (name, attrs) => h.open?.(name, attrs),
-      onclosetag: (name) => h.close?.(name),
-      ontext: (data) => h.text?.(data),
-    },
+    { onopentag: (name, attrs) => h.open?.(name, attrs), onclosetag: (name) => h.close?.(name), ontext: (data) => h.text?.(data) },
     { xmlMode: true, decodeEntities: true },
   );
   parser.write(decodeText(xml));
@@ -130,7 +126,11 @@ function numericOrder(a: string, b: string): number {
 }
 
 export function pptxText(bytes: Uint8Array, limits: ExtractLimits): { text: string; pages: number } {
-  const files = readZip(bytes, (n) => /^ppt\/slides\/slide\d+\.xml$/.test(n) || n === 'ppt/presentation.xml' || n === 'ppt/_rels/presentation.xml.rels', limits);
+  const files = readZip(
+    bytes,
+    (n) => /^ppt\/slides\/slide\d+\.xml$/.test(n) || n === 'ppt/presentation.xml' || n === 'ppt/_rels/presentation.xml.rels',
+    limits,
+  );
   const rels = relationships(files, 'ppt/_rels/presentation.xml.rels', 'ppt/');
   const ordered: string[] = [];
   const pres = files.get('ppt/presentation.xml');
@@ -227,7 +227,8 @@ export function xlsxText(bytes: Uint8Array, limits: ExtractLimits): { text: stri
     });
   }
   if (sheets.length === 0) {
-    for (const path of [...files.keys()].filter((n) => n.startsWith('xl/worksheets/')).sort(numericOrder)) sheets.push({ name: path.replace(/^.*\//, ''), path });
+    for (const path of [...files.keys()].filter((n) => n.startsWith('xl/worksheets/')).sort(numericOrder))
+      sheets.push({ name: path.replace(/^.*\//, ''), path });
   }
   if (sheets.length === 0) throw new ExtractionError('broken', 'the workbook has no sheets');
   const out: string[] = [];

@@ -28,7 +28,11 @@ export async function detectCollectivesApi(session: NextcloudSession): Promise<C
   } catch (err) {
     if (!isAbsence(err)) throw err;
   }
-  const res = await session.web('GET', '/index.php/apps/collectives/_api', { timeoutMs: 10_000, allowStatuses: CLIENT_ERRORS, headers: { 'OCS-APIRequest': 'true' } });
+  const res = await session.web('GET', '/index.php/apps/collectives/_api', {
+    timeoutMs: 10_000,
+    allowStatuses: CLIENT_ERRORS,
+    headers: { 'OCS-APIRequest': 'true' },
+  });
   return isWebApiAnswer(res.status, res.json) ? 'web' : null;
 }
 

@@ -74,7 +74,12 @@ function str(v: unknown, operation: string, what: string): string {
 export function parseCollective(raw: unknown, operation: string): CollectiveInfo {
   const c = raw as Record<string, unknown> | null;
   if (!c || typeof c !== 'object') throw bad(operation, 'collective');
-  return { id: int(c['id'], operation, 'collective id', 1), name: str(c['name'], operation, 'collective name'), canEdit: c['canEdit'] === true, circleId: circleIdOf(c['circleId'], operation) };
+  return {
+    id: int(c['id'], operation, 'collective id', 1),
+    name: str(c['name'], operation, 'collective name'),
+    canEdit: c['canEdit'] === true,
+    circleId: circleIdOf(c['circleId'], operation),
+  };
 }
 
 /** A team id as Circles gives it (test/fixtures/nextcloud29/91-collectives.json: 31 characters); absent or null reads as null. */

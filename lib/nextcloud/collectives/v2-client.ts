@@ -51,7 +51,11 @@ export class WebCollectivesApi implements CollectivesApi {
   }
 
   async createPage(collectiveId: number, parentId: number, title: string): Promise<PageInfo> {
-    return parsePage(await this.#data('POST', '/{collectiveId}/_pages/{parentId}', { collectiveId, parentId }, { title }), collectiveId, 'POST collective page');
+    return parsePage(
+      await this.#data('POST', '/{collectiveId}/_pages/{parentId}', { collectiveId, parentId }, { title }),
+      collectiveId,
+      'POST collective page',
+    );
   }
 
   async touchPage(collectiveId: number, pageId: number): Promise<PageInfo> {

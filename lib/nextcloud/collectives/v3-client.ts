@@ -43,9 +43,16 @@ export class OcsCollectivesApi implements CollectivesApi {
    */
   async #unsupportedIfListed(err: unknown, collectiveId: number): Promise<unknown> {
     if (!(err instanceof NextcloudError) || err.status !== 404) return err;
-    const listed = await this.listCollectives().then((all) => all.some((c) => c.id === collectiveId), () => false);
+    const listed = await this.listCollectives().then(
+      (all) => all.some((c) => c.id === collectiveId),
+      () => false,
+    );
     if (!listed) return err;
-    return new NextcloudError('GET collective pages', 501, 'this version of the Collectives app is not supported: it does not serve the page list at the address these tools use (Collectives 3.x OCS API v1.0)');
+    return new NextcloudError(
+      'GET collective pages',
+      501,
+      'this version of the Collectives app is not supported: it does not serve the page list at the address these tools use (Collectives 3.x OCS API v1.0)',
+    );
   }
 
   getPage(collectiveId: number, pageId: number): Promise<PageInfo> {

@@ -90,7 +90,8 @@ export class Transport {
       headers['authorization-app-api'] = this.authHeader(req.user);
     }
     if (req.jar) {
-      if (req.user === null || req.user === '' || req.jar.origin !== this.origin) throw new UnsafeRequestError(req.operation, 0, 'a cookie session needs a user and Nextcloud\'s origin');
+      if (req.user === null || req.user === '' || req.jar.origin !== this.origin)
+        throw new UnsafeRequestError(req.operation, 0, "a cookie session needs a user and Nextcloud's origin");
       const cookie = req.jar.headerFor(req.url);
       if (cookie !== undefined) headers.cookie = cookie;
     }

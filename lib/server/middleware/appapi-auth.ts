@@ -27,12 +27,7 @@ export function appApiAuth(options: { appId: string; appSecret: string; logger: 
       return;
     }
     const language = typeof req.headers['accept-language'] === 'string' ? req.headers['accept-language'].split(',')[0]?.trim() || null : null;
-    setRequestAuth(req, {
-      uid: result.uid,
-      user: result.user,
-      viaProxy: req.headers['x-origin-ip'] !== undefined,
-      language,
-    });
+    setRequestAuth(req, { uid: result.uid, user: result.user, viaProxy: req.headers['x-origin-ip'] !== undefined, language });
     next();
   };
 }

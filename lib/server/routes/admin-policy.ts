@@ -24,7 +24,9 @@ export interface AdminPolicyDeps {
 }
 
 const egressAnswer = z.object({
-  allowList: z.array(z.string()).describe('Host names or CIDR ranges (a bare IP is a /32 or /128) that may be private: a local model server, an internal MCP server'),
+  allowList: z
+    .array(z.string())
+    .describe('Host names or CIDR ranges (a bare IP is a /32 or /128) that may be private: a local model server, an internal MCP server'),
 });
 const egressBody = z.object({ allowList: z.array(z.string()).max(100) }).describe('Replaces the list');
 const phrases = z.record(z.string(), z.array(z.string()));
@@ -40,12 +42,57 @@ const linksBody = z.object({ hosts: z.array(z.string()).max(100) }).describe('Re
 const admin = (s: Omit<RouteSpec, 'tag' | 'access'>): RouteSpec => ({ ...s, tag: 'admin', access: 'admin' });
 
 export const ADMIN_POLICY_SPECS: RouteSpec[] = [
-  admin({ method: 'get', path: '/api/v1/admin/egress', operationId: 'getEgressSettings', summary: 'Private hosts and ranges that model providers, MCP servers and URL sources may reach (S18)', response: { status: 200, name: 'EgressSettings', schema: egressAnswer }, errors: [503] }),
-  admin({ method: 'put', path: '/api/v1/admin/egress', operationId: 'updateEgressSettings', summary: 'Replace the egress allow-list', body: { name: 'EgressSettingsUpdate', schema: egressBody }, response: { status: 200, name: 'EgressSettingsSaved', schema: egressAnswer }, errors: [400, 503] }),
-  admin({ method: 'get', path: '/api/v1/admin/agent', operationId: 'getAgentSettings', summary: 'Agent loop settings: iteration cap and forced-search phrases per language', response: { status: 200, name: 'AgentSettings', schema: agentAnswer }, errors: [503] }),
-  admin({ method: 'put', path: '/api/v1/admin/agent', operationId: 'updateAgentSettings', summary: 'Change the agent loop settings', body: { name: 'AgentSettingsUpdate', schema: agentBody }, response: { status: 200, name: 'AgentSettingsSaved', schema: agentAnswer }, errors: [400, 503] }),
-  admin({ method: 'get', path: '/api/v1/admin/reply-links', operationId: 'getReplyLinkHosts', summary: 'Hosts replies may link to besides Nextcloud (S8)', response: { status: 200, name: 'ReplyLinkHosts', schema: linksAnswer }, errors: [503] }),
-  admin({ method: 'put', path: '/api/v1/admin/reply-links', operationId: 'updateReplyLinkHosts', summary: 'Replace the hosts replies may link to', body: { name: 'ReplyLinkHostsUpdate', schema: linksBody }, response: { status: 200, name: 'ReplyLinkHostsSaved', schema: linksAnswer }, errors: [400, 503] }),
+  admin({
+    method: 'get',
+    path: '/api/v1/admin/egress',
+    operationId: 'getEgressSettings',
+    summary: 'Private hosts and ranges that model providers, MCP servers and URL sources may reach (S18)',
+    response: { status: 200, name: 'EgressSettings', schema: egressAnswer },
+    errors: [503],
+  }),
+  admin({
+    method: 'put',
+    path: '/api/v1/admin/egress',
+    operationId: 'updateEgressSettings',
+    summary: 'Replace the egress allow-list',
+    body: { name: 'EgressSettingsUpdate', schema: egressBody },
+    response: { status: 200, name: 'EgressSettingsSaved', schema: egressAnswer },
+    errors: [400, 503],
+  }),
+  admin({
+    method: 'get',
+    path: '/api/v1/admin/agent',
+    operationId: 'getAgentSettings',
+    summary: 'Agent loop settings: iteration cap and forced-search phrases per language',
+    response: { status: 200, name: 'AgentSettings', schema: agentAnswer },
+    errors: [503],
+  }),
+  admin({
+    method: 'put',
+    path: '/api/v1/admin/agent',
+    operationId: 'updateAgentSettings',
+    summary: 'Change the agent loop settings',
+    body: { name: 'AgentSettingsUpdate', schema: agentBody },
+    response: { status: 200, name: 'AgentSettingsSaved', schema: agentAnswer },
+    errors: [400, 503],
+  }),
+  admin({
+    method: 'get',
+    path: '/api/v1/admin/reply-links',
+    operationId: 'getReplyLinkHosts',
+    summary: 'Hosts replies may link to besides Nextcloud (S8)',
+    response: { status: 200, name: 'ReplyLinkHosts', schema: linksAnswer },
+    errors: [503],
+  }),
+  admin({
+    method: 'put',
+    path: '/api/v1/admin/reply-links',
+    operationId: 'updateReplyLinkHosts',
+    summary: 'Replace the hosts replies may link to',
+    body: { name: 'ReplyLinkHostsUpdate', schema: linksBody },
+    response: { status: 200, name: 'ReplyLinkHostsSaved', schema: linksAnswer },
+    errors: [400, 503],
+  }),
 ];
 
 /** GET/PUT /api/v1/admin/{egress,agent,reply-links}. Logs name the changed fields, never values. */

@@ -33,7 +33,11 @@ const ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const BOT_ID = /^[A-Za-z0-9-]{1,36}$/;
 const FAMILIES = ['files', 'sharing', 'calendar', 'deck', 'collectives'] as const;
 const noControl = (v: string) => !/[\u0000-\u001f\u007f]/.test(v);
-const uid = z.string().min(1, 'Required').max(64, 'At most 64 characters').refine((v) => noControl(v) && !/[/\\]/.test(v), 'Not a Nextcloud user id');
+const uid = z
+  .string()
+  .min(1, 'Required')
+  .max(64, 'At most 64 characters')
+  .refine((v) => noControl(v) && !/[/\\]/.test(v), 'Not a Nextcloud user id');
 const groupId = z.string().min(1).max(255).refine(noControl, 'No control characters');
 const credentialName = z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, 'Letters, digits, dot, dash or underscore (at most 64)');
 
@@ -45,7 +49,7 @@ const scopeSchema = z
     collectives: z.array(z.number().int().positive()).max(50).optional(),
   })
   .strict()
-  .describe('Folder prefixes (relative to the account\'s home), calendar ids, Deck board ids, collective ids; a kind left out is unrestricted');
+  .describe("Folder prefixes (relative to the account's home), calendar ids, Deck board ids, collective ids; a kind left out is unrestricted");
 
 const profileBody = z
   .object({
@@ -60,10 +64,12 @@ const profileBody = z
     confirmGroups: z.array(groupId).max(50).describe('Groups whose members may confirm its destructive actions'),
     enabled: z.boolean(),
     credentials: z
-      .array(z.object({ name: credentialName, value: z.string().min(1).max(4096).optional().describe('Write-only; leave out to keep the stored value') }).strict())
+      .array(
+        z.object({ name: credentialName, value: z.string().min(1).max(4096).optional().describe('Write-only; leave out to keep the stored value') }).strict(),
+      )
       .max(20)
       .optional()
-      .describe('For what AppAPI cannot reach (a bridge\'s external endpoint); names not listed are removed; left out: unchanged'),
+      .describe("For what AppAPI cannot reach (a bridge's external endpoint); names not listed are removed; left out: unchanged"),
   })
   .strict();
 
@@ -84,7 +90,14 @@ const grantBody = z
   .object({ botId: z.string().regex(BOT_ID).optional(), ownerUid: uid.optional(), maxScope: scopeSchema })
   .strict()
   .describe('Exactly one of botId and ownerUid: which bot (or all bots of which owner) may use the profile');
-const grantView = z.object({ id: z.string(), botId: z.string().nullable(), ownerUid: z.string().nullable(), maxScope: scopeSchema, approvedBy: z.string(), createdAt: z.number().int() });
+const grantView = z.object({
+  id: z.string(),
+  botId: z.string().nullable(),
+  ownerUid: z.string().nullable(),
+  maxScope: scopeSchema,
+  approvedBy: z.string(),
+  createdAt: z.number().int(),
+});
 const grantsAnswer = z.object({ grants: z.array(grantView) });
 const auditEntry = z.object({
   id: z.string(),
@@ -100,7 +113,10 @@ const auditEntry = z.object({
   outcome: z.enum(['ok', 'error', 'refused', 'confirmation-requested']),
   detail: z.string(),
 });
-const instant = z.string().regex(/^\d{1,15}$/, 'Milliseconds since 1970').transform(Number);
+const instant = z
+  .string()
+  .regex(/^\d{1,15}$/, 'Milliseconds since 1970')
+  .transform(Number);
 const short = (max: number) => z.string().max(max).refine(noControl, 'No control characters');
 const auditQuery = z
   .object({
@@ -112,36 +128,171 @@ const auditQuery = z
     outcome: z.enum(['ok', 'error', 'refused', 'confirmation-requested']),
     from: instant,
     to: instant,
-    limit: z.string().regex(/^\d{1,3}$/, 'A whole number from 1 to 200').transform(Number).pipe(z.number().min(1).max(200)),
+    limit: z
+      .string()
+      .regex(/^\d{1,3}$/, 'A whole number from 1 to 200')
+      .transform(Number)
+      .pipe(z.number().min(1).max(200)),
     before: z.string().regex(/^\d{1,15}$/, 'The next cursor of the previous page'),
   })
   .partial()
   .strict();
 const retention = z.object({ retentionDays: z.number().int().min(1).max(3650) }).strict();
-const profileSettings = z.object({ delegatedAdminGroups: z.array(groupId).max(100).describe('Groups that hold delegated admin rights ("Administration privileges"); Nextcloud has no API that lists them') }).strict();
+const profileSettings = z
+  .object({
+    delegatedAdminGroups: z
+      .array(groupId)
+      .max(100)
+      .describe('Groups that hold delegated admin rights ("Administration privileges"); Nextcloud has no API that lists them'),
+  })
+  .strict();
 const idParams = z.object({ id: z.string().regex(ID) });
 const grantParams = z.object({ id: z.string().regex(ID), grantId: z.string().regex(ID) });
 const botParams = z.object({ botId: z.string().regex(BOT_ID) });
-const botProfile = z.object({ id: z.string(), label: z.string(), accountUid: z.string(), scopeDescription: z.string(), toolFamilies: z.array(z.string()), maxScope: scopeSchema });
+const botProfile = z.object({
+  id: z.string(),
+  label: z.string(),
+  accountUid: z.string(),
+  scopeDescription: z.string(),
+  toolFamilies: z.array(z.string()),
+  maxScope: scopeSchema,
+});
 
 const admin = (s: Omit<RouteSpec, 'tag' | 'access'>): RouteSpec => ({ ...s, tag: 'admin', access: 'admin' });
 const profileAnswer = { status: 200, name: 'AgentProfile', schema: z.object({ profile: profileView }) };
 
 export const AGENT_PROFILES_API_SPECS: RouteSpec[] = [
-  admin({ method: 'get', path: '/api/v1/admin/agent-profiles', operationId: 'listAgentProfiles', summary: 'Agent profiles (service accounts bots may act as)', response: { status: 200, name: 'AgentProfileList', schema: z.object({ profiles: z.array(profileView) }) }, errors: [503] }),
-  admin({ method: 'post', path: '/api/v1/admin/agent-profiles', operationId: 'createAgentProfile', summary: 'Create an agent profile (the account is checked, S13)', body: { name: 'AgentProfileCreate', schema: profileBody }, response: { ...profileAnswer, name: 'AgentProfileCreated' }, errors: [400, 502, 503] }),
-  admin({ method: 'get', path: '/api/v1/admin/agent-profiles/{id}', operationId: 'getAgentProfile', summary: 'One agent profile', params: idParams, response: profileAnswer, errors: [404, 503] }),
-  admin({ method: 'put', path: '/api/v1/admin/agent-profiles/{id}', operationId: 'updateAgentProfile', summary: 'Replace an agent profile (the account is checked again)', params: idParams, body: { name: 'AgentProfileUpdate', schema: profileBody }, response: { ...profileAnswer, name: 'AgentProfileSaved' }, errors: [400, 404, 502, 503] }),
-  admin({ method: 'delete', path: '/api/v1/admin/agent-profiles/{id}', operationId: 'deleteAgentProfile', summary: 'Delete an agent profile with its grants and credentials', params: idParams, response: { status: 200, name: 'AgentProfileDeleted', schema: z.object({ deleted: z.literal(true) }) }, errors: [404, 503] }),
-  admin({ method: 'get', path: '/api/v1/admin/agent-profiles/{id}/grants', operationId: 'listAgentProfileGrants', summary: 'Which bots or owners may use a profile, within which scope', params: idParams, response: { status: 200, name: 'AgentProfileGrants', schema: grantsAnswer }, errors: [404, 503] }),
-  admin({ method: 'post', path: '/api/v1/admin/agent-profiles/{id}/grants', operationId: 'addAgentProfileGrant', summary: 'Let a bot (or all bots of an owner) use a profile within a maximum scope', params: idParams, body: { name: 'AgentProfileGrantCreate', schema: grantBody }, response: { status: 200, name: 'AgentProfileGrantsSaved', schema: grantsAnswer }, errors: [400, 404, 503] }),
-  admin({ method: 'delete', path: '/api/v1/admin/agent-profiles/{id}/grants/{grantId}', operationId: 'deleteAgentProfileGrant', summary: 'Withdraw a grant (calls stop at once)', params: grantParams, response: { status: 200, name: 'AgentProfileGrantsLeft', schema: grantsAnswer }, errors: [404, 503] }),
-  admin({ method: 'get', path: '/api/v1/admin/agent-profile-settings', operationId: 'getAgentProfileSettings', summary: 'Groups with delegated admin rights (their members cannot back a profile)', response: { status: 200, name: 'AgentProfileSettings', schema: profileSettings }, errors: [503] }),
-  admin({ method: 'put', path: '/api/v1/admin/agent-profile-settings', operationId: 'updateAgentProfileSettings', summary: 'Replace the delegated admin groups', body: { name: 'AgentProfileSettingsUpdate', schema: profileSettings }, response: { status: 200, name: 'AgentProfileSettingsSaved', schema: profileSettings }, errors: [400, 503] }),
-  admin({ method: 'get', path: '/api/v1/admin/audit', operationId: 'listToolAudit', summary: 'Tool calls: mode, profile, invoker, acting account, bot, room, tool, argument hash, outcome (newest first)', query: auditQuery, response: { status: 200, name: 'ToolAuditPage', schema: z.object({ entries: z.array(auditEntry), next: z.string().nullable().describe('Pass as `before` for the next page') }) }, errors: [400, 503] }),
-  admin({ method: 'get', path: '/api/v1/admin/audit/settings', operationId: 'getToolAuditSettings', summary: 'How long the tool audit is kept', response: { status: 200, name: 'ToolAuditSettings', schema: retention }, errors: [503] }),
-  admin({ method: 'put', path: '/api/v1/admin/audit/settings', operationId: 'updateToolAuditSettings', summary: 'Change how long the tool audit is kept', body: { name: 'ToolAuditSettingsUpdate', schema: retention }, response: { status: 200, name: 'ToolAuditSettingsSaved', schema: retention }, errors: [400, 503] }),
-  { method: 'get', path: '/api/v1/bots/{botId}/agent-profiles', operationId: 'listBotAgentProfiles', summary: 'Enabled agent profiles granted to this bot or its owner (owner or admin)', tag: 'tools', access: 'user', params: botParams, response: { status: 200, name: 'BotAgentProfiles', schema: z.object({ profiles: z.array(botProfile) }) }, errors: [403, 404, 503] },
+  admin({
+    method: 'get',
+    path: '/api/v1/admin/agent-profiles',
+    operationId: 'listAgentProfiles',
+    summary: 'Agent profiles (service accounts bots may act as)',
+    response: { status: 200, name: 'AgentProfileList', schema: z.object({ profiles: z.array(profileView) }) },
+    errors: [503],
+  }),
+  admin({
+    method: 'post',
+    path: '/api/v1/admin/agent-profiles',
+    operationId: 'createAgentProfile',
+    summary: 'Create an agent profile (the account is checked, S13)',
+    body: { name: 'AgentProfileCreate', schema: profileBody },
+    response: { ...profileAnswer, name: 'AgentProfileCreated' },
+    errors: [400, 502, 503],
+  }),
+  admin({
+    method: 'get',
+    path: '/api/v1/admin/agent-profiles/{id}',
+    operationId: 'getAgentProfile',
+    summary: 'One agent profile',
+    params: idParams,
+    response: profileAnswer,
+    errors: [404, 503],
+  }),
+  admin({
+    method: 'put',
+    path: '/api/v1/admin/agent-profiles/{id}',
+    operationId: 'updateAgentProfile',
+    summary: 'Replace an agent profile (the account is checked again)',
+    params: idParams,
+    body: { name: 'AgentProfileUpdate', schema: profileBody },
+    response: { ...profileAnswer, name: 'AgentProfileSaved' },
+    errors: [400, 404, 502, 503],
+  }),
+  admin({
+    method: 'delete',
+    path: '/api/v1/admin/agent-profiles/{id}',
+    operationId: 'deleteAgentProfile',
+    summary: 'Delete an agent profile with its grants and credentials',
+    params: idParams,
+    response: { status: 200, name: 'AgentProfileDeleted', schema: z.object({ deleted: z.literal(true) }) },
+    errors: [404, 503],
+  }),
+  admin({
+    method: 'get',
+    path: '/api/v1/admin/agent-profiles/{id}/grants',
+    operationId: 'listAgentProfileGrants',
+    summary: 'Which bots or owners may use a profile, within which scope',
+    params: idParams,
+    response: { status: 200, name: 'AgentProfileGrants', schema: grantsAnswer },
+    errors: [404, 503],
+  }),
+  admin({
+    method: 'post',
+    path: '/api/v1/admin/agent-profiles/{id}/grants',
+    operationId: 'addAgentProfileGrant',
+    summary: 'Let a bot (or all bots of an owner) use a profile within a maximum scope',
+    params: idParams,
+    body: { name: 'AgentProfileGrantCreate', schema: grantBody },
+    response: { status: 200, name: 'AgentProfileGrantsSaved', schema: grantsAnswer },
+    errors: [400, 404, 503],
+  }),
+  admin({
+    method: 'delete',
+    path: '/api/v1/admin/agent-profiles/{id}/grants/{grantId}',
+    operationId: 'deleteAgentProfileGrant',
+    summary: 'Withdraw a grant (calls stop at once)',
+    params: grantParams,
+    response: { status: 200, name: 'AgentProfileGrantsLeft', schema: grantsAnswer },
+    errors: [404, 503],
+  }),
+  admin({
+    method: 'get',
+    path: '/api/v1/admin/agent-profile-settings',
+    operationId: 'getAgentProfileSettings',
+    summary: 'Groups with delegated admin rights (their members cannot back a profile)',
+    response: { status: 200, name: 'AgentProfileSettings', schema: profileSettings },
+    errors: [503],
+  }),
+  admin({
+    method: 'put',
+    path: '/api/v1/admin/agent-profile-settings',
+    operationId: 'updateAgentProfileSettings',
+    summary: 'Replace the delegated admin groups',
+    body: { name: 'AgentProfileSettingsUpdate', schema: profileSettings },
+    response: { status: 200, name: 'AgentProfileSettingsSaved', schema: profileSettings },
+    errors: [400, 503],
+  }),
+  admin({
+    method: 'get',
+    path: '/api/v1/admin/audit',
+    operationId: 'listToolAudit',
+    summary: 'Tool calls: mode, profile, invoker, acting account, bot, room, tool, argument hash, outcome (newest first)',
+    query: auditQuery,
+    response: {
+      status: 200,
+      name: 'ToolAuditPage',
+      schema: z.object({ entries: z.array(auditEntry), next: z.string().nullable().describe('Pass as `before` for the next page') }),
+    },
+    errors: [400, 503],
+  }),
+  admin({
+    method: 'get',
+    path: '/api/v1/admin/audit/settings',
+    operationId: 'getToolAuditSettings',
+    summary: 'How long the tool audit is kept',
+    response: { status: 200, name: 'ToolAuditSettings', schema: retention },
+    errors: [503],
+  }),
+  admin({
+    method: 'put',
+    path: '/api/v1/admin/audit/settings',
+    operationId: 'updateToolAuditSettings',
+    summary: 'Change how long the tool audit is kept',
+    body: { name: 'ToolAuditSettingsUpdate', schema: retention },
+    response: { status: 200, name: 'ToolAuditSettingsSaved', schema: retention },
+    errors: [400, 503],
+  }),
+  {
+    method: 'get',
+    path: '/api/v1/bots/{botId}/agent-profiles',
+    operationId: 'listBotAgentProfiles',
+    summary: 'Enabled agent profiles granted to this bot or its owner (owner or admin)',
+    tag: 'tools',
+    access: 'user',
+    params: botParams,
+    response: { status: 200, name: 'BotAgentProfiles', schema: z.object({ profiles: z.array(botProfile) }) },
+    errors: [403, 404, 503],
+  },
 ];
 
 function fieldsOf(error: z.ZodError): Record<string, string> {
@@ -158,7 +309,14 @@ function fieldsOf(error: z.ZodError): Record<string, string> {
 }
 
 function invalid(fields: Record<string, string>): HttpError {
-  return new HttpError(400, 'validation', `Invalid input: ${Object.entries(fields).map(([k, v]) => `${k}: ${v}`).join('; ')}`, { fields });
+  return new HttpError(
+    400,
+    'validation',
+    `Invalid input: ${Object.entries(fields)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('; ')}`,
+    { fields },
+  );
 }
 
 function parse<T extends z.ZodType>(schema: T, value: unknown): z.output<T> {
@@ -182,7 +340,8 @@ function query(req: Request): z.output<typeof auditQuery> {
   }
   const parsed = auditQuery.safeParse(raw);
   if (!parsed.success) Object.assign(fields, fieldsOf(parsed.error));
-  if (!parsed.success || Object.keys(fields).length > 0) throw new HttpError(400, 'invalid_query', `Invalid query: ${Object.keys(fields).join(', ')}`, { fields });
+  if (!parsed.success || Object.keys(fields).length > 0)
+    throw new HttpError(400, 'invalid_query', `Invalid query: ${Object.keys(fields).join(', ')}`, { fields });
   return parsed.data;
 }
 
@@ -206,7 +365,14 @@ export function agentProfilesApiRoutes(deps: AgentProfilesApiDeps): Router {
     createdAt: p.createdAt,
     updatedAt: p.updatedAt,
   });
-  const grantOut = (g: AgentProfileGrant) => ({ id: g.id, botId: g.botId, ownerUid: g.ownerUid, maxScope: g.maxScope, approvedBy: g.approvedBy, createdAt: g.createdAt });
+  const grantOut = (g: AgentProfileGrant) => ({
+    id: g.id,
+    botId: g.botId,
+    ownerUid: g.ownerUid,
+    maxScope: g.maxScope,
+    approvedBy: g.approvedBy,
+    createdAt: g.createdAt,
+  });
   const requireProfile = async (req: Request): Promise<AgentProfile> => {
     const found = await profiles.get(param(req, 'id', ID, 'Agent profile'));
     if (!found) throw new HttpError(404, 'not_found', 'Agent profile not found');
@@ -332,9 +498,19 @@ export function agentProfilesApiRoutes(deps: AgentProfilesApiDeps): Router {
     const me = requireActingUser(req);
     const bot = await deps.bots.get(param(req, 'botId', BOT_ID, 'Bot'));
     if (!bot) throw new HttpError(404, 'not_found', 'Bot not found');
-    if (bot.ownerUid !== me.uid && !(await deps.adminCheck.isAdmin(me))) throw new HttpError(403, 'forbidden', 'Only the bot\'s owner or an administrator can see its agent profiles');
+    if (bot.ownerUid !== me.uid && !(await deps.adminCheck.isAdmin(me)))
+      throw new HttpError(403, 'forbidden', "Only the bot's owner or an administrator can see its agent profiles");
     const granted = await profiles.grantedTo(bot);
-    res.json({ profiles: granted.map(({ profile, grant }) => ({ id: profile.id, label: profile.label, accountUid: profile.accountUid, scopeDescription: profile.scopeDescription, toolFamilies: profile.toolFamilies, maxScope: grant.maxScope })) });
+    res.json({
+      profiles: granted.map(({ profile, grant }) => ({
+        id: profile.id,
+        label: profile.label,
+        accountUid: profile.accountUid,
+        scopeDescription: profile.scopeDescription,
+        toolFamilies: profile.toolFamilies,
+        maxScope: grant.maxScope,
+      })),
+    });
   });
 
   return router;

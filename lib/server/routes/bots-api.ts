@@ -44,41 +44,291 @@ export interface BotsApiDeps {
 }
 
 type Op =
-  | 'listBots' | 'createBot' | 'getBot' | 'updateBot' | 'deleteBot'
-  | 'submitBot' | 'approveBot' | 'rejectBot' | 'enableTestBot'
-  | 'listApprovals' | 'getPermissions' | 'getCatalog' | 'listGroups' | 'listTeams'
-  | 'listTalkRooms' | 'getRoomBotStatus' | 'enableRoomBot' | 'speakInTalk'
-  | 'adminListBots' | 'adminGetBot' | 'adminUpdateBot' | 'adminDeleteBot' | 'adminRegisterTalkIdentity' | 'adminRemoveTalkIdentity';
+  | 'listBots'
+  | 'createBot'
+  | 'getBot'
+  | 'updateBot'
+  | 'deleteBot'
+  | 'submitBot'
+  | 'approveBot'
+  | 'rejectBot'
+  | 'enableTestBot'
+  | 'listApprovals'
+  | 'getPermissions'
+  | 'getCatalog'
+  | 'listGroups'
+  | 'listTeams'
+  | 'listTalkRooms'
+  | 'getRoomBotStatus'
+  | 'enableRoomBot'
+  | 'speakInTalk'
+  | 'adminListBots'
+  | 'adminGetBot'
+  | 'adminUpdateBot'
+  | 'adminDeleteBot'
+  | 'adminRegisterTalkIdentity'
+  | 'adminRemoveTalkIdentity';
 
 const bot = { status: 200, name: 'BotAnswer', schema: S.botAnswer };
 const idParams = S.botIdParams;
 
 /** The routes of this router, in the order they are registered. */
 export const BOTS_API_SPECS: Array<RouteSpec & { operationId: Op }> = [
-  { method: 'get', path: '/api/v1/bots', operationId: 'listBots', summary: 'My bots', tag: 'bots', access: 'user', response: { status: 200, name: 'BotList', schema: S.botListAnswer } },
-  { method: 'post', path: '/api/v1/bots', operationId: 'createBot', summary: 'Create a bot (personal, or shared: approved directly when I may publish to that scope, else a draft)', tag: 'bots', access: 'user', body: { name: 'BotCreate', schema: S.botCreateSchema }, response: { ...bot, status: 201, name: 'BotCreated' }, errors: [400, 403] },
-  { method: 'get', path: '/api/v1/bots/{id}', operationId: 'getBot', summary: 'A bot I own or manage', tag: 'bots', access: 'user', params: idParams, response: bot, errors: [403, 404] },
-  { method: 'put', path: '/api/v1/bots/{id}', operationId: 'updateBot', summary: 'Edit a bot; an edit of an approved bot waits for review while the approved version keeps serving', tag: 'bots', access: 'user', params: idParams, body: { name: 'BotUpdate', schema: S.botUpdateSchema }, response: bot, errors: [400, 403, 404] },
-  { method: 'delete', path: '/api/v1/bots/{id}', operationId: 'deleteBot', summary: 'Delete a bot with everything that belongs to it', tag: 'bots', access: 'user', params: idParams, response: { status: 200, name: 'BotDeleted', schema: S.deleteAnswer }, errors: [403, 404, 502] },
-  { method: 'post', path: '/api/v1/bots/{id}/submit', operationId: 'submitBot', summary: 'Submit a draft for review with the questionnaire', tag: 'review', access: 'user', params: idParams, body: { name: 'Questionnaire', schema: S.questionnaireSchema }, response: bot, errors: [400, 403, 404, 409] },
-  { method: 'post', path: '/api/v1/bots/{id}/approve', operationId: 'approveBot', summary: 'Approve a submission', tag: 'review', access: 'user', params: idParams, body: { name: 'Approval', schema: S.approveSchema }, response: bot, errors: [400, 403, 404, 409] },
-  { method: 'post', path: '/api/v1/bots/{id}/reject', operationId: 'rejectBot', summary: 'Reject a submission with a reason', tag: 'review', access: 'user', params: idParams, body: { name: 'Rejection', schema: S.rejectSchema }, response: bot, errors: [400, 403, 404, 409] },
-  { method: 'post', path: '/api/v1/bots/{id}/enable-test', operationId: 'enableTestBot', summary: 'Talk to the pending version as its reviewer', tag: 'review', access: 'user', params: idParams, response: bot, errors: [403, 404, 409] },
-  { method: 'get', path: '/api/v1/approvals', operationId: 'listApprovals', summary: 'Submissions I may review', tag: 'review', access: 'user', response: { status: 200, name: 'Approvals', schema: S.approvalsAnswer } },
-  { method: 'get', path: '/api/v1/permissions', operationId: 'getPermissions', summary: 'What I may publish and review', tag: 'review', access: 'user', response: { status: 200, name: 'Permissions', schema: S.permissionsAnswer } },
-  { method: 'get', path: '/api/v1/catalog', operationId: 'getCatalog', summary: 'Bots I can use, with the reason and their tools and knowledge', tag: 'catalog', access: 'user', response: { status: 200, name: 'Catalog', schema: S.catalogAnswer } },
-  { method: 'get', path: '/api/v1/groups', operationId: 'listGroups', summary: 'Groups I can choose', tag: 'catalog', access: 'user', response: { status: 200, name: 'Groups', schema: S.groupsAnswer } },
-  { method: 'get', path: '/api/v1/teams', operationId: 'listTeams', summary: 'Teams I belong to', tag: 'catalog', access: 'user', response: { status: 200, name: 'Teams', schema: S.teamsAnswer } },
-  { method: 'get', path: '/api/v1/talk/rooms', operationId: 'listTalkRooms', summary: 'My Talk conversations, those I moderate first', tag: 'talk', access: 'user', response: { status: 200, name: 'TalkRooms', schema: S.roomsAnswer } },
-  { method: 'get', path: '/api/v1/talk/rooms/{token}/bot-status', operationId: 'getRoomBotStatus', summary: 'Whether our Talk bot is enabled in a conversation', tag: 'talk', access: 'user', params: S.roomParams, response: { status: 200, name: 'RoomBotStatus', schema: S.botStatusAnswer }, errors: [404] },
-  { method: 'post', path: '/api/v1/talk/rooms/{token}/enable-bot', operationId: 'enableRoomBot', summary: 'Enable our Talk bot in a conversation I moderate', tag: 'talk', access: 'user', params: S.roomParams, body: { name: 'EnableRoomBot', schema: S.enableBotSchema }, response: { status: 200, name: 'RoomBotEnabled', schema: S.enableBotAnswer }, errors: [400, 403, 404, 409] },
-  { method: 'post', path: '/api/v1/talk/speak', operationId: 'speakInTalk', summary: 'Speak in Talk: create or pick a conversation I moderate, enable the bot, optionally post my first message', tag: 'talk', access: 'user', body: { name: 'SpeakInTalk', schema: S.speakSchema }, response: { status: 200, name: 'SpeakInTalkResult', schema: S.speakAnswer }, errors: [400, 403, 404, 409] },
-  { method: 'get', path: '/api/v1/admin/bots', operationId: 'adminListBots', summary: 'All bots', tag: 'admin', access: 'admin', response: { status: 200, name: 'AdminBotList', schema: S.botListAnswer } },
-  { method: 'get', path: '/api/v1/admin/bots/{id}', operationId: 'adminGetBot', summary: 'Any bot', tag: 'admin', access: 'admin', params: idParams, response: { ...bot, name: 'AdminBot' }, errors: [404] },
-  { method: 'put', path: '/api/v1/admin/bots/{id}', operationId: 'adminUpdateBot', summary: 'Edit any bot', tag: 'admin', access: 'admin', params: idParams, body: { name: 'AdminBotUpdate', schema: S.botUpdateSchema }, response: { ...bot, name: 'AdminBotUpdated' }, errors: [400, 404] },
-  { method: 'delete', path: '/api/v1/admin/bots/{id}', operationId: 'adminDeleteBot', summary: 'Delete any bot with everything that belongs to it', tag: 'admin', access: 'admin', params: idParams, response: { status: 200, name: 'AdminBotDeleted', schema: S.deleteAnswer }, errors: [404, 502] },
-  { method: 'post', path: '/api/v1/admin/bots/{id}/talk-identity', operationId: 'adminRegisterTalkIdentity', summary: "Give an approved global bot its own Talk bot (name ≤ 64 bytes of UTF-8)", tag: 'admin', access: 'admin', params: idParams, body: { name: 'TalkIdentityRequest', schema: S.talkIdentitySchema }, response: { status: 200, name: 'TalkIdentity', schema: S.talkIdentityAnswer }, errors: [400, 404, 409, 502] },
-  { method: 'delete', path: '/api/v1/admin/bots/{id}/talk-identity', operationId: 'adminRemoveTalkIdentity', summary: 'Remove the bot\u2019s own Talk bot', tag: 'admin', access: 'admin', params: idParams, response: { status: 200, name: 'TalkIdentityRemoved', schema: S.talkIdentityAnswer }, errors: [404, 502] },
+  {
+    method: 'get',
+    path: '/api/v1/bots',
+    operationId: 'listBots',
+    summary: 'My bots',
+    tag: 'bots',
+    access: 'user',
+    response: { status: 200, name: 'BotList', schema: S.botListAnswer },
+  },
+  {
+    method: 'post',
+    path: '/api/v1/bots',
+    operationId: 'createBot',
+    summary: 'Create a bot (personal, or shared: approved directly when I may publish to that scope, else a draft)',
+    tag: 'bots',
+    access: 'user',
+    body: { name: 'BotCreate', schema: S.botCreateSchema },
+    response: { ...bot, status: 201, name: 'BotCreated' },
+    errors: [400, 403],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/bots/{id}',
+    operationId: 'getBot',
+    summary: 'A bot I own or manage',
+    tag: 'bots',
+    access: 'user',
+    params: idParams,
+    response: bot,
+    errors: [403, 404],
+  },
+  {
+    method: 'put',
+    path: '/api/v1/bots/{id}',
+    operationId: 'updateBot',
+    summary: 'Edit a bot; an edit of an approved bot waits for review while the approved version keeps serving',
+    tag: 'bots',
+    access: 'user',
+    params: idParams,
+    body: { name: 'BotUpdate', schema: S.botUpdateSchema },
+    response: bot,
+    errors: [400, 403, 404],
+  },
+  {
+    method: 'delete',
+    path: '/api/v1/bots/{id}',
+    operationId: 'deleteBot',
+    summary: 'Delete a bot with everything that belongs to it',
+    tag: 'bots',
+    access: 'user',
+    params: idParams,
+    response: { status: 200, name: 'BotDeleted', schema: S.deleteAnswer },
+    errors: [403, 404, 502],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/bots/{id}/submit',
+    operationId: 'submitBot',
+    summary: 'Submit a draft for review with the questionnaire',
+    tag: 'review',
+    access: 'user',
+    params: idParams,
+    body: { name: 'Questionnaire', schema: S.questionnaireSchema },
+    response: bot,
+    errors: [400, 403, 404, 409],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/bots/{id}/approve',
+    operationId: 'approveBot',
+    summary: 'Approve a submission',
+    tag: 'review',
+    access: 'user',
+    params: idParams,
+    body: { name: 'Approval', schema: S.approveSchema },
+    response: bot,
+    errors: [400, 403, 404, 409],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/bots/{id}/reject',
+    operationId: 'rejectBot',
+    summary: 'Reject a submission with a reason',
+    tag: 'review',
+    access: 'user',
+    params: idParams,
+    body: { name: 'Rejection', schema: S.rejectSchema },
+    response: bot,
+    errors: [400, 403, 404, 409],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/bots/{id}/enable-test',
+    operationId: 'enableTestBot',
+    summary: 'Talk to the pending version as its reviewer',
+    tag: 'review',
+    access: 'user',
+    params: idParams,
+    response: bot,
+    errors: [403, 404, 409],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/approvals',
+    operationId: 'listApprovals',
+    summary: 'Submissions I may review',
+    tag: 'review',
+    access: 'user',
+    response: { status: 200, name: 'Approvals', schema: S.approvalsAnswer },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/permissions',
+    operationId: 'getPermissions',
+    summary: 'What I may publish and review',
+    tag: 'review',
+    access: 'user',
+    response: { status: 200, name: 'Permissions', schema: S.permissionsAnswer },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/catalog',
+    operationId: 'getCatalog',
+    summary: 'Bots I can use, with the reason and their tools and knowledge',
+    tag: 'catalog',
+    access: 'user',
+    response: { status: 200, name: 'Catalog', schema: S.catalogAnswer },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/groups',
+    operationId: 'listGroups',
+    summary: 'Groups I can choose',
+    tag: 'catalog',
+    access: 'user',
+    response: { status: 200, name: 'Groups', schema: S.groupsAnswer },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/teams',
+    operationId: 'listTeams',
+    summary: 'Teams I belong to',
+    tag: 'catalog',
+    access: 'user',
+    response: { status: 200, name: 'Teams', schema: S.teamsAnswer },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/talk/rooms',
+    operationId: 'listTalkRooms',
+    summary: 'My Talk conversations, those I moderate first',
+    tag: 'talk',
+    access: 'user',
+    response: { status: 200, name: 'TalkRooms', schema: S.roomsAnswer },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/talk/rooms/{token}/bot-status',
+    operationId: 'getRoomBotStatus',
+    summary: 'Whether our Talk bot is enabled in a conversation',
+    tag: 'talk',
+    access: 'user',
+    params: S.roomParams,
+    response: { status: 200, name: 'RoomBotStatus', schema: S.botStatusAnswer },
+    errors: [404],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/talk/rooms/{token}/enable-bot',
+    operationId: 'enableRoomBot',
+    summary: 'Enable our Talk bot in a conversation I moderate',
+    tag: 'talk',
+    access: 'user',
+    params: S.roomParams,
+    body: { name: 'EnableRoomBot', schema: S.enableBotSchema },
+    response: { status: 200, name: 'RoomBotEnabled', schema: S.enableBotAnswer },
+    errors: [400, 403, 404, 409],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/talk/speak',
+    operationId: 'speakInTalk',
+    summary: 'Speak in Talk: create or pick a conversation I moderate, enable the bot, optionally post my first message',
+    tag: 'talk',
+    access: 'user',
+    body: { name: 'SpeakInTalk', schema: S.speakSchema },
+    response: { status: 200, name: 'SpeakInTalkResult', schema: S.speakAnswer },
+    errors: [400, 403, 404, 409],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/admin/bots',
+    operationId: 'adminListBots',
+    summary: 'All bots',
+    tag: 'admin',
+    access: 'admin',
+    response: { status: 200, name: 'AdminBotList', schema: S.botListAnswer },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/admin/bots/{id}',
+    operationId: 'adminGetBot',
+    summary: 'Any bot',
+    tag: 'admin',
+    access: 'admin',
+    params: idParams,
+    response: { ...bot, name: 'AdminBot' },
+    errors: [404],
+  },
+  {
+    method: 'put',
+    path: '/api/v1/admin/bots/{id}',
+    operationId: 'adminUpdateBot',
+    summary: 'Edit any bot',
+    tag: 'admin',
+    access: 'admin',
+    params: idParams,
+    body: { name: 'AdminBotUpdate', schema: S.botUpdateSchema },
+    response: { ...bot, name: 'AdminBotUpdated' },
+    errors: [400, 404],
+  },
+  {
+    method: 'delete',
+    path: '/api/v1/admin/bots/{id}',
+    operationId: 'adminDeleteBot',
+    summary: 'Delete any bot with everything that belongs to it',
+    tag: 'admin',
+    access: 'admin',
+    params: idParams,
+    response: { status: 200, name: 'AdminBotDeleted', schema: S.deleteAnswer },
+    errors: [404, 502],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/admin/bots/{id}/talk-identity',
+    operationId: 'adminRegisterTalkIdentity',
+    summary: 'Give an approved global bot its own Talk bot (name ≤ 64 bytes of UTF-8)',
+    tag: 'admin',
+    access: 'admin',
+    params: idParams,
+    body: { name: 'TalkIdentityRequest', schema: S.talkIdentitySchema },
+    response: { status: 200, name: 'TalkIdentity', schema: S.talkIdentityAnswer },
+    errors: [400, 404, 409, 502],
+  },
+  {
+    method: 'delete',
+    path: '/api/v1/admin/bots/{id}/talk-identity',
+    operationId: 'adminRemoveTalkIdentity',
+    summary: 'Remove the bot\u2019s own Talk bot',
+    tag: 'admin',
+    access: 'admin',
+    params: idParams,
+    response: { status: 200, name: 'TalkIdentityRemoved', schema: S.talkIdentityAnswer },
+    errors: [404, 502],
+  },
 ];
 
 type Handler = (req: Request, res: Response, user: ActingUser) => Promise<void>;
@@ -93,7 +343,14 @@ function fieldsOf(error: z.ZodError): Record<string, string> {
 }
 
 function invalid(fields: Record<string, string>): HttpError {
-  return new HttpError(400, 'validation', `Invalid input: ${Object.entries(fields).map(([k, v]) => `${k}: ${v}`).join('; ')}`, { fields });
+  return new HttpError(
+    400,
+    'validation',
+    `Invalid input: ${Object.entries(fields)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('; ')}`,
+    { fields },
+  );
 }
 
 function parseBody<T extends z.ZodType>(schema: T, body: unknown): z.output<T> {
@@ -173,7 +430,7 @@ export function botsApiRoutes(deps: BotsApiDeps): Router {
 
   const handlers: Record<Op, Handler> = {
     listBots: async (_req, res, user) => {
-      const bots = (await gov.listOwned(user.uid));
+      const bots = await gov.listOwned(user.uid);
       res.json({ bots: await Promise.all(bots.map(present)) });
     },
     createBot: async (req, res, user) => {
@@ -203,7 +460,8 @@ export function botsApiRoutes(deps: BotsApiDeps): Router {
       if (body.dedicatedTalkBot) {
         const view = await gov.review(user, id);
         const m = await gov.memberships(user);
-        if (!m.isAdmin || view.target.visibility !== 'global') throw invalid({ dedicatedTalkBot: 'Only administrators approving a bot for everyone can give it its own Talk bot' });
+        if (!m.isAdmin || view.target.visibility !== 'global')
+          throw invalid({ dedicatedTalkBot: 'Only administrators approving a bot for everyone can give it its own Talk bot' });
       }
       let approved = await gov.approve(user, id, body.revision === undefined ? {} : { revision: body.revision });
       if (body.dedicatedTalkBot) {
@@ -222,7 +480,11 @@ export function botsApiRoutes(deps: BotsApiDeps): Router {
     },
     listApprovals: async (_req, res, user) => {
       const views = await gov.pendingFor(user);
-      res.json({ bots: await Promise.all(views.map(async (v) => ({ ...(await present(v.bot)), reviewTarget: v.target, isUpdate: v.isUpdate, canApprove: true as const }))) });
+      res.json({
+        bots: await Promise.all(
+          views.map(async (v) => ({ ...(await present(v.bot)), reviewTarget: v.target, isUpdate: v.isUpdate, canApprove: true as const })),
+        ),
+      });
     },
     getPermissions: async (_req, res, user) => {
       const { visibilities, ...permissions } = await gov.permissions(user);
@@ -276,7 +538,8 @@ export function botsApiRoutes(deps: BotsApiDeps): Router {
       if (m.isAdmin || m.subAdminGroups.length > 0) {
         // Administrators see every group, sub-admins the groups they administer.
         const details = await groupDetails(deps.nextcloud, user, 200);
-        for (const g of details?.groups ?? []) if (typeof g.id === 'string') names.set(g.id, typeof g.displayname === 'string' && g.displayname !== '' ? g.displayname : g.id);
+        for (const g of details?.groups ?? [])
+          if (typeof g.id === 'string') names.set(g.id, typeof g.displayname === 'string' && g.displayname !== '' ? g.displayname : g.id);
       }
       const groups = [...names]
         .map(([id, displayName]) => ({ id, displayName, canPublish: m.isAdmin || m.subAdminGroups.includes(id) }))
@@ -345,7 +608,15 @@ export function botsApiRoutes(deps: BotsApiDeps): Router {
         const addressed = findBotMentions(text, new Set([b.mention])).length > 0 ? text : `@${b.mention} ${text}`;
         messageId = await deps.rooms.postAsUser(user, token, addressed);
       }
-      res.json({ success: true, roomToken: token, talkUrl: deps.rooms.talkUrl(token), botEnabled: true, botWasAlreadyEnabled: enabled.alreadyEnabled, messageSent: send, messageId });
+      res.json({
+        success: true,
+        roomToken: token,
+        talkUrl: deps.rooms.talkUrl(token),
+        botEnabled: true,
+        botWasAlreadyEnabled: enabled.alreadyEnabled,
+        messageSent: send,
+        messageId,
+      });
     },
     adminListBots: async (_req, res) => {
       res.json({ bots: await Promise.all((await gov.listAll()).map(present)) });

@@ -28,12 +28,25 @@ export interface KnowledgeApiDeps {
 }
 
 type Op =
-  | 'listKnowledgeSources' | 'addKnowledgeSource' | 'getKnowledgeSource' | 'deleteKnowledgeSource' | 'reindexKnowledgeSource'
-  | 'getKnowledgeSettings' | 'updateKnowledgeSettings' | 'reindexAllKnowledge' | 'testKnowledgeEndpoint';
+  | 'listKnowledgeSources'
+  | 'addKnowledgeSource'
+  | 'getKnowledgeSource'
+  | 'deleteKnowledgeSource'
+  | 'reindexKnowledgeSource'
+  | 'getKnowledgeSettings'
+  | 'updateKnowledgeSettings'
+  | 'reindexAllKnowledge'
+  | 'testKnowledgeEndpoint';
 
 // ---- schemas (validation and the OpenAPI document) ----
 
-const sourceParams = botIdParams.extend({ sourceId: z.coerce.number({ error: 'Must be a source id' }).int().positive().max(2 ** 31) });
+const sourceParams = botIdParams.extend({
+  sourceId: z.coerce
+    .number({ error: 'Must be a source id' })
+    .int()
+    .positive()
+    .max(2 ** 31),
+});
 export const KNOWLEDGE_SERVICES = ['embeddings', 'vision', 'speech', 'docling'] as const;
 const serviceParams = z.object({ service: z.enum(KNOWLEDGE_SERVICES) });
 
@@ -84,7 +97,10 @@ const sourceListAnswer = z.object({
   embeddingModel: z.string().nullable().describe('The embedding model new chunks are stored under; null when none is configured'),
   warning: z.string().nullable(),
 });
-const sourceAddedAnswer = z.object({ source: sourceAnswer, created: z.boolean().describe('false: the same file, folder or URL was already a source; the existing one is returned') });
+const sourceAddedAnswer = z.object({
+  source: sourceAnswer,
+  created: z.boolean().describe('false: the same file, folder or URL was already a source; the existing one is returned'),
+});
 const sourceDetailAnswer = z.object({
   source: sourceAnswer,
   files: z.array(z.object({ fileKey: z.string(), path: z.string(), status: z.enum(['ready', 'error']), error: z.string().nullable(), chunks: z.number() })),
@@ -95,27 +111,128 @@ const sourceReindexAnswer = z.object({ source: sourceAnswer });
 const settingsAnswer = z.object({
   settings: z.record(z.string(), z.unknown()).describe('Knowledge settings; embeddingKey, visionKey, speechKey and doclingKey appear only as {set, masked}'),
 });
-const settingsBody = z.record(z.string(), z.unknown()).describe('Any subset of the knowledge settings. Keys (embeddingKey, visionKey, speechKey, doclingKey) are write-only: a string sets, "" keeps, null clears');
+const settingsBody = z
+  .record(z.string(), z.unknown())
+  .describe('Any subset of the knowledge settings. Keys (embeddingKey, visionKey, speechKey, doclingKey) are write-only: a string sets, "" keeps, null clears');
 const settingsSavedAnswer = z.object({
   settings: z.record(z.string(), z.unknown()),
   embeddingChanged: z.boolean(),
   warning: z.string().nullable().describe('Set when the embedding model or endpoint changed: stored vectors no longer match until everything is reindexed'),
 });
 const reindexAllAnswer = z.object({ queued: z.number(), message: z.string() });
-const testAnswer = z.object({ service: z.enum(KNOWLEDGE_SERVICES), ok: z.boolean(), status: z.number().nullable(), message: z.string().describe("A status line; never the provider's answer") });
+const testAnswer = z.object({
+  service: z.enum(KNOWLEDGE_SERVICES),
+  ok: z.boolean(),
+  status: z.number().nullable(),
+  message: z.string().describe("A status line; never the provider's answer"),
+});
 
 const sourceBodySpec = { name: 'KnowledgeSourceCreate', schema: sourceCreateSchema };
 
 export const KNOWLEDGE_API_SPECS: Array<RouteSpec & { operationId: Op }> = [
-  { method: 'get', path: '/api/v1/bots/{id}/knowledge/sources', operationId: 'listKnowledgeSources', summary: "A bot's knowledge sources with status and progress", tag: 'knowledge', access: 'user', params: botIdParams, response: { status: 200, name: 'KnowledgeSourceList', schema: sourceListAnswer }, errors: [403, 404] },
-  { method: 'post', path: '/api/v1/bots/{id}/knowledge/sources', operationId: 'addKnowledgeSource', summary: "Add a file or folder (by path, resolved as the bot's owner) or a web URL; indexing runs in the background", tag: 'knowledge', access: 'user', params: botIdParams, body: sourceBodySpec, response: { status: 201, name: 'KnowledgeSourceAdded', schema: sourceAddedAnswer, description: 'Added (200 with created=false when it was already a source)' }, errors: [400, 403, 404, 502] },
-  { method: 'get', path: '/api/v1/bots/{id}/knowledge/sources/{sourceId}', operationId: 'getKnowledgeSource', summary: 'One source: status, progress and the result of each file', tag: 'knowledge', access: 'user', params: sourceParams, response: { status: 200, name: 'KnowledgeSourceDetail', schema: sourceDetailAnswer }, errors: [403, 404] },
-  { method: 'delete', path: '/api/v1/bots/{id}/knowledge/sources/{sourceId}', operationId: 'deleteKnowledgeSource', summary: 'Remove a source and its chunks', tag: 'knowledge', access: 'user', params: sourceParams, response: { status: 200, name: 'KnowledgeSourceDeleted', schema: sourceDeletedAnswer }, errors: [403, 404] },
-  { method: 'post', path: '/api/v1/bots/{id}/knowledge/sources/{sourceId}/reindex', operationId: 'reindexKnowledgeSource', summary: 'Read and embed a source again, changed or not', tag: 'knowledge', access: 'user', params: sourceParams, response: { status: 200, name: 'KnowledgeSourceReindexed', schema: sourceReindexAnswer }, errors: [403, 404] },
-  { method: 'get', path: '/api/v1/admin/knowledge/settings', operationId: 'getKnowledgeSettings', summary: 'Knowledge settings: embeddings, chunking, vision, speech, Docling (keys masked)', tag: 'admin', access: 'admin', response: { status: 200, name: 'KnowledgeSettings', schema: settingsAnswer }, errors: [503] },
-  { method: 'put', path: '/api/v1/admin/knowledge/settings', operationId: 'updateKnowledgeSettings', summary: 'Change knowledge settings; warns when the embedding model changed', tag: 'admin', access: 'admin', body: { name: 'KnowledgeSettingsUpdate', schema: settingsBody }, response: { status: 200, name: 'KnowledgeSettingsSaved', schema: settingsSavedAnswer }, errors: [400, 503] },
-  { method: 'post', path: '/api/v1/admin/knowledge/reindex-all', operationId: 'reindexAllKnowledge', summary: 'Embed every source of every bot again (after the embedding model changed)', tag: 'admin', access: 'admin', response: { status: 200, name: 'KnowledgeReindexAll', schema: reindexAllAnswer }, errors: [503] },
-  { method: 'post', path: '/api/v1/admin/knowledge/test/{service}', operationId: 'testKnowledgeEndpoint', summary: 'Test the saved embeddings, vision, speech or Docling endpoint; reports a status, never a body', tag: 'admin', access: 'admin', params: serviceParams, response: { status: 200, name: 'KnowledgeEndpointTest', schema: testAnswer }, errors: [404, 503] },
+  {
+    method: 'get',
+    path: '/api/v1/bots/{id}/knowledge/sources',
+    operationId: 'listKnowledgeSources',
+    summary: "A bot's knowledge sources with status and progress",
+    tag: 'knowledge',
+    access: 'user',
+    params: botIdParams,
+    response: { status: 200, name: 'KnowledgeSourceList', schema: sourceListAnswer },
+    errors: [403, 404],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/bots/{id}/knowledge/sources',
+    operationId: 'addKnowledgeSource',
+    summary: "Add a file or folder (by path, resolved as the bot's owner) or a web URL; indexing runs in the background",
+    tag: 'knowledge',
+    access: 'user',
+    params: botIdParams,
+    body: sourceBodySpec,
+    response: {
+      status: 201,
+      name: 'KnowledgeSourceAdded',
+      schema: sourceAddedAnswer,
+      description: 'Added (200 with created=false when it was already a source)',
+    },
+    errors: [400, 403, 404, 502],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/bots/{id}/knowledge/sources/{sourceId}',
+    operationId: 'getKnowledgeSource',
+    summary: 'One source: status, progress and the result of each file',
+    tag: 'knowledge',
+    access: 'user',
+    params: sourceParams,
+    response: { status: 200, name: 'KnowledgeSourceDetail', schema: sourceDetailAnswer },
+    errors: [403, 404],
+  },
+  {
+    method: 'delete',
+    path: '/api/v1/bots/{id}/knowledge/sources/{sourceId}',
+    operationId: 'deleteKnowledgeSource',
+    summary: 'Remove a source and its chunks',
+    tag: 'knowledge',
+    access: 'user',
+    params: sourceParams,
+    response: { status: 200, name: 'KnowledgeSourceDeleted', schema: sourceDeletedAnswer },
+    errors: [403, 404],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/bots/{id}/knowledge/sources/{sourceId}/reindex',
+    operationId: 'reindexKnowledgeSource',
+    summary: 'Read and embed a source again, changed or not',
+    tag: 'knowledge',
+    access: 'user',
+    params: sourceParams,
+    response: { status: 200, name: 'KnowledgeSourceReindexed', schema: sourceReindexAnswer },
+    errors: [403, 404],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/admin/knowledge/settings',
+    operationId: 'getKnowledgeSettings',
+    summary: 'Knowledge settings: embeddings, chunking, vision, speech, Docling (keys masked)',
+    tag: 'admin',
+    access: 'admin',
+    response: { status: 200, name: 'KnowledgeSettings', schema: settingsAnswer },
+    errors: [503],
+  },
+  {
+    method: 'put',
+    path: '/api/v1/admin/knowledge/settings',
+    operationId: 'updateKnowledgeSettings',
+    summary: 'Change knowledge settings; warns when the embedding model changed',
+    tag: 'admin',
+    access: 'admin',
+    body: { name: 'KnowledgeSettingsUpdate', schema: settingsBody },
+    response: { status: 200, name: 'KnowledgeSettingsSaved', schema: settingsSavedAnswer },
+    errors: [400, 503],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/admin/knowledge/reindex-all',
+    operationId: 'reindexAllKnowledge',
+    summary: 'Embed every source of every bot again (after the embedding model changed)',
+    tag: 'admin',
+    access: 'admin',
+    response: { status: 200, name: 'KnowledgeReindexAll', schema: reindexAllAnswer },
+    errors: [503],
+  },
+  {
+    method: 'post',
+    path: '/api/v1/admin/knowledge/test/{service}',
+    operationId: 'testKnowledgeEndpoint',
+    summary: 'Test the saved embeddings, vision, speech or Docling endpoint; reports a status, never a body',
+    tag: 'admin',
+    access: 'admin',
+    params: serviceParams,
+    response: { status: 200, name: 'KnowledgeEndpointTest', schema: testAnswer },
+    errors: [404, 503],
+  },
 ];
 
 // ---- helpers ----
@@ -136,11 +253,19 @@ function fieldsOf(error: z.ZodError): Record<string, string> {
 }
 
 function invalid(fields: Record<string, string>): HttpError {
-  return new HttpError(400, 'validation', `Invalid input: ${Object.entries(fields).map(([k, v]) => `${k}: ${v}`).join('; ')}`, { fields });
+  return new HttpError(
+    400,
+    'validation',
+    `Invalid input: ${Object.entries(fields)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('; ')}`,
+    { fields },
+  );
 }
 
 function toHttp(err: unknown): unknown {
-  if (err instanceof SourceError) return new HttpError(err.status, err.status === 404 ? 'not_found' : err.status === 403 ? 'forbidden' : 'invalid_source', err.message);
+  if (err instanceof SourceError)
+    return new HttpError(err.status, err.status === 404 ? 'not_found' : err.status === 403 ? 'forbidden' : 'invalid_source', err.message);
   if (err instanceof GovernanceError) return new HttpError(err.status, err.code, err.message);
   if (err instanceof UnsafeRequestError) return invalid({ path: 'Not a path inside your files' });
   if (err instanceof NextcloudForbiddenError) return new HttpError(403, 'nextcloud_forbidden', 'Nextcloud refused this for your account');
@@ -159,7 +284,8 @@ export function knowledgeApiRoutes(deps: KnowledgeApiDeps): Router {
     const parsed = botIdParams.safeParse(req.params);
     if (!parsed.success) throw new HttpError(404, 'not_found', 'Bot not found');
     const bot = await deps.bots.require(parsed.data.id);
-    if (!(await deps.bots.canManage(user, bot))) throw new HttpError(403, 'forbidden', 'Only the bot\u2019s owner or an administrator may manage its knowledge');
+    if (!(await deps.bots.canManage(user, bot)))
+      throw new HttpError(403, 'forbidden', 'Only the bot\u2019s owner or an administrator may manage its knowledge');
     return bot;
   };
 
@@ -238,7 +364,10 @@ export function knowledgeApiRoutes(deps: KnowledgeApiDeps): Router {
       const patch: unknown = req.body;
       const result = await k.settings.update(patch);
       // Field names only: values may hold keys.
-      deps.logger.info({ fields: typeof patch === 'object' && patch !== null ? Object.keys(patch) : [], embeddingChanged: result.embeddingChanged }, 'knowledge settings updated');
+      deps.logger.info(
+        { fields: typeof patch === 'object' && patch !== null ? Object.keys(patch) : [], embeddingChanged: result.embeddingChanged },
+        'knowledge settings updated',
+      );
       res.json({
         settings: await k.settings.toPublic(result.settings),
         embeddingChanged: result.embeddingChanged,
@@ -256,7 +385,14 @@ export function knowledgeApiRoutes(deps: KnowledgeApiDeps): Router {
       const parsed = serviceParams.safeParse(req.params);
       if (!parsed.success) throw new HttpError(404, 'not_found', 'Unknown service: use embeddings, vision, speech or docling');
       const service = parsed.data.service;
-      const result = service === 'vision' ? await k.vision.test() : service === 'speech' ? await k.speech.test() : service === 'docling' ? await k.docling.test() : await testEmbeddings(k.embeddings);
+      const result =
+        service === 'vision'
+          ? await k.vision.test()
+          : service === 'speech'
+            ? await k.speech.test()
+            : service === 'docling'
+              ? await k.docling.test()
+              : await testEmbeddings(k.embeddings);
       res.json({ service, ok: result.ok, status: result.status, message: result.message });
     },
   };
@@ -288,7 +424,8 @@ async function testEmbeddings(embeddings: KnowledgeModule['embeddings']): Promis
     const r = await embeddings.embed(['Talk AI embedding test'], { maxRetries: 0 });
     return { ok: true, status: 200, message: `the embedding model ${r.model} answered with ${r.dimensions}-dimensional vectors` };
   } catch (err) {
-    const status = typeof (err as { status?: unknown }).status === 'number' && (err as { status: number }).status > 0 ? (err as { status: number }).status : null;
+    const status =
+      typeof (err as { status?: unknown }).status === 'number' && (err as { status: number }).status > 0 ? (err as { status: number }).status : null;
     return { ok: false, status, message: err instanceof Error ? err.message.slice(0, 200) : 'the test failed' };
   }
 }

@@ -75,7 +75,12 @@ const serverView = z.object({
   createdAt: z.number(),
   updatedAt: z.number(),
   approvedTools: z.array(z.string()),
-  connection: z.object({ reachable: z.boolean().nullable(), lastError: problem.nullable(), pendingApproval: z.array(z.string()), currentToolsHash: z.string().nullable() }),
+  connection: z.object({
+    reachable: z.boolean().nullable(),
+    lastError: problem.nullable(),
+    pendingApproval: z.array(z.string()),
+    currentToolsHash: z.string().nullable(),
+  }),
 });
 const serverAnswer = z.object({ server: serverView });
 const serverBody = z
@@ -91,7 +96,9 @@ const serverBody = z
       .regex(/^[A-Za-z0-9_.-]{1,64}$/)
       .nullable()
       .optional()
-      .describe("In agent mode, the name of the profile credential sent as 'Authorization: Bearer' on each tool call (the profile holds the value); null removes it"),
+      .describe(
+        "In agent mode, the name of the profile credential sent as 'Authorization: Bearer' on each tool call (the profile holds the value); null removes it",
+      ),
   })
   .strict();
 const serverParams = z.object({ id: z.string().regex(ID_PATTERN) });
@@ -100,7 +107,13 @@ const reviewAnswer = z.object({
     serverId: z.string(),
     hash: z.string(),
     approvedToolsHash: z.string().nullable(),
-    tools: z.array(z.record(z.string(), z.unknown()).describe('name, description, inputSchema, annotations, hash, status (approved/new/changed), suggestedPolicy, policy, effectivePolicy, declaresConfirmation, configSchema')),
+    tools: z.array(
+      z
+        .record(z.string(), z.unknown())
+        .describe(
+          'name, description, inputSchema, annotations, hash, status (approved/new/changed), suggestedPolicy, policy, effectivePolicy, declaresConfirmation, configSchema',
+        ),
+    ),
     removed: z.array(z.string()),
     pending: z.array(z.string()),
   }),
@@ -201,17 +214,107 @@ const approveSchema = z
 const mcp = (s: Omit<RouteSpec, 'tag' | 'access'>): RouteSpec => ({ ...s, tag: 'mcp', access: 'admin' });
 
 export const MCP_ADMIN_SPECS: RouteSpec[] = [
-  mcp({ method: 'get', path: BASE, operationId: 'listMcpServers', summary: 'MCP servers and companion providers', query: z.object({ kind: z.enum(['mcp', 'companion']).optional() }), response: { status: 200, name: 'McpServers', schema: z.object({ servers: z.array(serverView) }) }, errors: [400, 503] }),
-  mcp({ method: 'post', path: BASE, operationId: 'createMcpServer', summary: 'Register a server; a companion gets its context key once, here', body: { name: 'McpServerCreate', schema: serverBody }, response: { status: 201, name: 'McpServerCreated', schema: serverAnswer.extend({ contextKey: z.string().optional() }) }, errors: [400, 503] }),
-  mcp({ method: 'get', path: `${BASE}/{id}`, operationId: 'getMcpServer', summary: 'One server', params: serverParams, response: { status: 200, name: 'McpServer', schema: serverAnswer }, errors: [404, 503] }),
-  mcp({ method: 'put', path: `${BASE}/{id}`, operationId: 'updateMcpServer', summary: 'Change a server (the kind is fixed)', params: serverParams, body: { name: 'McpServerUpdate', schema: serverBody.partial() }, response: { status: 200, name: 'McpServerUpdated', schema: serverAnswer }, errors: [400, 404, 503] }),
-  mcp({ method: 'delete', path: `${BASE}/{id}`, operationId: 'deleteMcpServer', summary: 'Remove a server (assignments stay, inert)', params: serverParams, response: { status: 200, name: 'McpServerDeleted', schema: z.object({ deleted: z.literal(true) }) }, errors: [404, 503] }),
-  mcp({ method: 'post', path: `${BASE}/{id}/enable`, operationId: 'enableMcpServer', summary: 'Switch a server on', params: serverParams, response: { status: 200, name: 'McpServerEnabled', schema: serverAnswer }, errors: [404, 503] }),
-  mcp({ method: 'post', path: `${BASE}/{id}/disable`, operationId: 'disableMcpServer', summary: 'Switch a server off', params: serverParams, response: { status: 200, name: 'McpServerDisabled', schema: serverAnswer }, errors: [404, 503] }),
-  mcp({ method: 'post', path: `${BASE}/{id}/rotate-key`, operationId: 'rotateCompanionKey', summary: "A new context key for a companion (shown once)", params: serverParams, response: { status: 200, name: 'CompanionKey', schema: z.object({ contextKey: z.string() }) }, errors: [404, 409, 503] }),
-  mcp({ method: 'post', path: `${BASE}/{id}/test`, operationId: 'testMcpServer', summary: 'Connect and list with the stored settings; a status, never a body (S18)', params: serverParams, response: { status: 200, name: 'McpServerTest', schema: testAnswer }, errors: [404, 503] }),
-  mcp({ method: 'get', path: `${BASE}/{id}/review`, operationId: 'reviewMcpServer', summary: 'The listed tools with their approval state (S17)', params: serverParams, response: { status: 200, name: 'McpServerReview', schema: reviewAnswer }, errors: [404, 502, 503] }),
-  mcp({ method: 'post', path: `${BASE}/{id}/approve`, operationId: 'approveMcpServer', summary: 'Approve the reviewed tool list with a policy per tool', params: serverParams, body: { name: 'McpServerApproval', schema: approveSchema }, response: { status: 200, name: 'McpServerApproved', schema: serverAnswer }, errors: [400, 404, 409, 502, 503] }),
+  mcp({
+    method: 'get',
+    path: BASE,
+    operationId: 'listMcpServers',
+    summary: 'MCP servers and companion providers',
+    query: z.object({ kind: z.enum(['mcp', 'companion']).optional() }),
+    response: { status: 200, name: 'McpServers', schema: z.object({ servers: z.array(serverView) }) },
+    errors: [400, 503],
+  }),
+  mcp({
+    method: 'post',
+    path: BASE,
+    operationId: 'createMcpServer',
+    summary: 'Register a server; a companion gets its context key once, here',
+    body: { name: 'McpServerCreate', schema: serverBody },
+    response: { status: 201, name: 'McpServerCreated', schema: serverAnswer.extend({ contextKey: z.string().optional() }) },
+    errors: [400, 503],
+  }),
+  mcp({
+    method: 'get',
+    path: `${BASE}/{id}`,
+    operationId: 'getMcpServer',
+    summary: 'One server',
+    params: serverParams,
+    response: { status: 200, name: 'McpServer', schema: serverAnswer },
+    errors: [404, 503],
+  }),
+  mcp({
+    method: 'put',
+    path: `${BASE}/{id}`,
+    operationId: 'updateMcpServer',
+    summary: 'Change a server (the kind is fixed)',
+    params: serverParams,
+    body: { name: 'McpServerUpdate', schema: serverBody.partial() },
+    response: { status: 200, name: 'McpServerUpdated', schema: serverAnswer },
+    errors: [400, 404, 503],
+  }),
+  mcp({
+    method: 'delete',
+    path: `${BASE}/{id}`,
+    operationId: 'deleteMcpServer',
+    summary: 'Remove a server (assignments stay, inert)',
+    params: serverParams,
+    response: { status: 200, name: 'McpServerDeleted', schema: z.object({ deleted: z.literal(true) }) },
+    errors: [404, 503],
+  }),
+  mcp({
+    method: 'post',
+    path: `${BASE}/{id}/enable`,
+    operationId: 'enableMcpServer',
+    summary: 'Switch a server on',
+    params: serverParams,
+    response: { status: 200, name: 'McpServerEnabled', schema: serverAnswer },
+    errors: [404, 503],
+  }),
+  mcp({
+    method: 'post',
+    path: `${BASE}/{id}/disable`,
+    operationId: 'disableMcpServer',
+    summary: 'Switch a server off',
+    params: serverParams,
+    response: { status: 200, name: 'McpServerDisabled', schema: serverAnswer },
+    errors: [404, 503],
+  }),
+  mcp({
+    method: 'post',
+    path: `${BASE}/{id}/rotate-key`,
+    operationId: 'rotateCompanionKey',
+    summary: 'A new context key for a companion (shown once)',
+    params: serverParams,
+    response: { status: 200, name: 'CompanionKey', schema: z.object({ contextKey: z.string() }) },
+    errors: [404, 409, 503],
+  }),
+  mcp({
+    method: 'post',
+    path: `${BASE}/{id}/test`,
+    operationId: 'testMcpServer',
+    summary: 'Connect and list with the stored settings; a status, never a body (S18)',
+    params: serverParams,
+    response: { status: 200, name: 'McpServerTest', schema: testAnswer },
+    errors: [404, 503],
+  }),
+  mcp({
+    method: 'get',
+    path: `${BASE}/{id}/review`,
+    operationId: 'reviewMcpServer',
+    summary: 'The listed tools with their approval state (S17)',
+    params: serverParams,
+    response: { status: 200, name: 'McpServerReview', schema: reviewAnswer },
+    errors: [404, 502, 503],
+  }),
+  mcp({
+    method: 'post',
+    path: `${BASE}/{id}/approve`,
+    operationId: 'approveMcpServer',
+    summary: 'Approve the reviewed tool list with a policy per tool',
+    params: serverParams,
+    body: { name: 'McpServerApproval', schema: approveSchema },
+    response: { status: 200, name: 'McpServerApproved', schema: serverAnswer },
+    errors: [400, 404, 409, 502, 503],
+  }),
 ];
 
 /**
@@ -280,10 +383,12 @@ export function mcpAdminRoutes(deps: McpAdminDeps): Router {
     await deps.manager.sync();
     // Names only: header values and the key never reach the log.
     deps.logger.info({ server: created.server.id, kind: created.server.kind, headers: created.server.headerNames }, 'tool server registered');
-    res.status(201).json({
-      server: view(created.server, deps.manager.provider(created.server.id)),
-      ...(created.contextKey === null ? {} : { contextKey: created.contextKey }),
-    });
+    res
+      .status(201)
+      .json({
+        server: view(created.server, deps.manager.provider(created.server.id)),
+        ...(created.contextKey === null ? {} : { contextKey: created.contextKey }),
+      });
   });
 
   router.get(`${BASE}/:id`, ...admin, async (req, res) => {
@@ -308,7 +413,10 @@ export function mcpAdminRoutes(deps: McpAdminDeps): Router {
     res.json({ deleted: true });
   });
 
-  for (const [action, enabled] of [['enable', true], ['disable', false]] as const) {
+  for (const [action, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const) {
     router.post(`${BASE}/:id/${action}`, ...admin, async (req, res) => {
       const id = idOf(req);
       const server = await update(id, { enabled });
@@ -349,7 +457,10 @@ export function mcpAdminRoutes(deps: McpAdminDeps): Router {
     } finally {
       await connection.close().catch(() => undefined);
     }
-    deps.logger.info({ server: server.id, ok: result.ok, status: result.status, ...('httpStatus' in result ? { httpStatus: result.httpStatus } : {}) }, 'tool server tested');
+    deps.logger.info(
+      { server: server.id, ok: result.ok, status: result.status, ...('httpStatus' in result ? { httpStatus: result.httpStatus } : {}) },
+      'tool server tested',
+    );
     res.json(result);
   });
 
@@ -361,12 +472,7 @@ export function mcpAdminRoutes(deps: McpAdminDeps): Router {
     } catch (error) {
       throw unreachable(error, provider);
     }
-    res.json({
-      review: {
-        ...review,
-        pending: review.tools.filter((t) => t.status !== 'approved').map((t) => t.name),
-      },
-    });
+    res.json({ review: { ...review, pending: review.tools.filter((t) => t.status !== 'approved').map((t) => t.name) } });
   });
 
   router.post(`${BASE}/:id/approve`, ...admin, json, async (req, res) => {

@@ -12,13 +12,34 @@ import type { RouteSpec } from '../openapi.ts';
 import { requireActingUser } from '../request-auth.ts';
 import { jsonBody } from '../json-body.ts';
 
-const families = z.object(Object.fromEntries(TOOL_FAMILIES.map((f) => [f, z.boolean({ error: 'Must be true or false' })])) as Record<(typeof TOOL_FAMILIES)[number], z.ZodBoolean>);
+const families = z.object(
+  Object.fromEntries(TOOL_FAMILIES.map((f) => [f, z.boolean({ error: 'Must be true or false' })])) as Record<(typeof TOOL_FAMILIES)[number], z.ZodBoolean>,
+);
 const answer = z.object({ toolFamilies: families.describe('First-party tool families my bots may use') });
 const body = z.object({ toolFamilies: families.partial().strict() }).strict();
 
 export const PERSONAL_SETTINGS_SPECS: RouteSpec[] = [
-  { method: 'get', path: '/api/v1/me/settings', operationId: 'getPersonalSettings', summary: 'My personal settings: the tool families my bots may use', tag: 'session', access: 'user', response: { status: 200, name: 'PersonalSettings', schema: answer }, errors: [502] },
-  { method: 'put', path: '/api/v1/me/settings', operationId: 'updatePersonalSettings', summary: 'Change my personal settings (stored as my AppAPI preference, like the personal settings form)', tag: 'session', access: 'user', body: { name: 'PersonalSettingsUpdate', schema: body }, response: { status: 200, name: 'PersonalSettingsSaved', schema: answer }, errors: [400, 502] },
+  {
+    method: 'get',
+    path: '/api/v1/me/settings',
+    operationId: 'getPersonalSettings',
+    summary: 'My personal settings: the tool families my bots may use',
+    tag: 'session',
+    access: 'user',
+    response: { status: 200, name: 'PersonalSettings', schema: answer },
+    errors: [502],
+  },
+  {
+    method: 'put',
+    path: '/api/v1/me/settings',
+    operationId: 'updatePersonalSettings',
+    summary: 'Change my personal settings (stored as my AppAPI preference, like the personal settings form)',
+    tag: 'session',
+    access: 'user',
+    body: { name: 'PersonalSettingsUpdate', schema: body },
+    response: { status: 200, name: 'PersonalSettingsSaved', schema: answer },
+    errors: [400, 502],
+  },
 ];
 
 export function personalSettingsRoutes(deps: { preferences: ToolFamilyPreferences; logger: Logger }): Router {
@@ -35,7 +56,8 @@ export function personalSettingsRoutes(deps: { preferences: ToolFamilyPreference
     if (!parsed.success) {
       const fields: Record<string, string> = {};
       for (const issue of parsed.error.issues) {
-        const keys = issue.code === 'unrecognized_keys' ? issue.keys.map((k) => [...issue.path.map(String), k].join('.')) : [issue.path.map(String).join('.') || 'input'];
+        const keys =
+          issue.code === 'unrecognized_keys' ? issue.keys.map((k) => [...issue.path.map(String), k].join('.')) : [issue.path.map(String).join('.') || 'input'];
         for (const k of keys) fields[k] ??= issue.code === 'unrecognized_keys' ? 'Unknown field' : issue.message;
       }
       throw new HttpError(400, 'invalid_settings', `Invalid settings: ${Object.keys(fields).join(', ')}`, { fields });

@@ -11,7 +11,14 @@ import { HttpError } from '../../errors/http-error.ts';
 import { apiHeaders, csrfGuard, requireAdmin } from '../middleware/access.ts';
 import type { RouteSpec } from '../openapi.ts';
 import { jsonBody } from '../json-body.ts';
-import { loadRateLimitSettings, mergeSettingsPatch, parseRateLimitSettings, RATELIMIT_SETTINGS_KEY, scopeSchema, type StoredRateLimitSettings } from '../../ratelimit/rate-limit-settings.ts';
+import {
+  loadRateLimitSettings,
+  mergeSettingsPatch,
+  parseRateLimitSettings,
+  RATELIMIT_SETTINGS_KEY,
+  scopeSchema,
+  type StoredRateLimitSettings,
+} from '../../ratelimit/rate-limit-settings.ts';
 
 export interface ProcessQueueResult {
   processed: number;
@@ -42,20 +49,52 @@ const publicSettings = z.object({ enabled: z.boolean(), chat: scopeSchema, embed
 
 export const RATELIMIT_ADMIN_SPECS: RouteSpec[] = [
   {
-    method: 'get', path: '/api/v1/admin/ratelimit', operationId: 'getRateLimits', summary: 'Rate-limit settings, live status and queue counts', tag: 'admin', access: 'admin',
+    method: 'get',
+    path: '/api/v1/admin/ratelimit',
+    operationId: 'getRateLimits',
+    summary: 'Rate-limit settings, live status and queue counts',
+    tag: 'admin',
+    access: 'admin',
     query: z.object({ uid: z.string().max(64).optional().describe("Also report this user's windows") }),
-    response: { status: 200, name: 'RateLimits', schema: z.object({ settings: publicSettings, defaultQueueMessage: z.string(), queueMessagePreview: z.string(), status: z.object({ enabled: z.boolean(), at: z.number(), chat: scopeStatus, embeddings: scopeStatus }), queue: queueStats }) },
+    response: {
+      status: 200,
+      name: 'RateLimits',
+      schema: z.object({
+        settings: publicSettings,
+        defaultQueueMessage: z.string(),
+        queueMessagePreview: z.string(),
+        status: z.object({ enabled: z.boolean(), at: z.number(), chat: scopeStatus, embeddings: scopeStatus }),
+        queue: queueStats,
+      }),
+    },
     errors: [400, 503],
   },
   {
-    method: 'put', path: '/api/v1/admin/ratelimit', operationId: 'updateRateLimits', summary: 'Change rate-limit settings (objects merge key by key)', tag: 'admin', access: 'admin',
-    body: { name: 'RateLimitsUpdate', schema: z.record(z.string(), z.unknown()).describe('Any subset of the settings; windows are whole numbers or null for no limit') },
+    method: 'put',
+    path: '/api/v1/admin/ratelimit',
+    operationId: 'updateRateLimits',
+    summary: 'Change rate-limit settings (objects merge key by key)',
+    tag: 'admin',
+    access: 'admin',
+    body: {
+      name: 'RateLimitsUpdate',
+      schema: z.record(z.string(), z.unknown()).describe('Any subset of the settings; windows are whole numbers or null for no limit'),
+    },
     response: { status: 200, name: 'RateLimitsSaved', schema: z.object({ settings: publicSettings }) },
     errors: [400, 503],
   },
   {
-    method: 'post', path: '/api/v1/admin/ratelimit/process', operationId: 'processRateLimitQueue', summary: 'Process the request queue now', tag: 'admin', access: 'admin',
-    response: { status: 200, name: 'QueueProcessed', schema: z.object({ processed: z.number().int(), remaining: z.number().int(), errors: z.array(z.string()), queue: queueStats }) },
+    method: 'post',
+    path: '/api/v1/admin/ratelimit/process',
+    operationId: 'processRateLimitQueue',
+    summary: 'Process the request queue now',
+    tag: 'admin',
+    access: 'admin',
+    response: {
+      status: 200,
+      name: 'QueueProcessed',
+      schema: z.object({ processed: z.number().int(), remaining: z.number().int(), errors: z.array(z.string()), queue: queueStats }),
+    },
     errors: [409, 500, 503],
   },
 ];
@@ -67,9 +106,7 @@ function changedFields(patch: unknown, prefix = ''): string[] {
 
 function sanitizeErrors(errors: unknown): string[] {
   if (!Array.isArray(errors)) return [];
-  return errors
-    .slice(0, MAX_ERRORS)
-    .map((e) => redactString(typeof e === 'string' ? e : String(e)).slice(0, 300));
+  return errors.slice(0, MAX_ERRORS).map((e) => redactString(typeof e === 'string' ? e : String(e)).slice(0, 300));
 }
 
 function count(n: unknown): number {
@@ -91,12 +128,7 @@ export function rateLimitAdminRoutes(deps: RateLimitAdminDeps): Router {
   let processing = false;
 
   function publicSettings(s: StoredRateLimitSettings) {
-    return {
-      enabled: s.enabled,
-      chat: scopeLimits(s.chat),
-      embeddings: scopeLimits(s.embeddings),
-      queueMessage: s.queueMessage,
-    };
+    return { enabled: s.enabled, chat: scopeLimits(s.chat), embeddings: scopeLimits(s.embeddings), queueMessage: s.queueMessage };
   }
 
   router.get('/api/v1/admin/ratelimit', ...admin, async (req, res) => {

@@ -8,7 +8,10 @@ import type { RouteSpec } from '../openapi.ts';
 const threadMetrics = z.object({
   loopLagP99Ms: z.number(),
   loopLagMaxMs: z.number(),
-  webhookP99Ms: z.number().nullable().describe('Talk deliveries handled by this thread: p99 of the time from the route to the answer (the worst window); null without deliveries'),
+  webhookP99Ms: z
+    .number()
+    .nullable()
+    .describe('Talk deliveries handled by this thread: p99 of the time from the route to the answer (the worst window); null without deliveries'),
   rssMb: z.number(),
   peakRssMb: z.number(),
   heapUsedMb: z.number(),
@@ -25,13 +28,22 @@ export const RUNTIME_STATUS_SPECS: RouteSpec[] = [
     tag: 'admin',
     access: 'admin',
     query: z.object({ seconds: z.number().int().min(5).max(600).default(60).optional() }),
-    response: { status: 200, name: 'RuntimeStatus', schema: z.object({ http: threadMetrics, processing: threadMetrics.nullable(), inboxBacklog: z.number().int() }) },
+    response: {
+      status: 200,
+      name: 'RuntimeStatus',
+      schema: z.object({ http: threadMetrics, processing: threadMetrics.nullable(), inboxBacklog: z.number().int() }),
+    },
     errors: [400, 503],
   },
 ];
 
 /** GET /api/v1/admin/runtime: event-loop lag and memory of the HTTP and processing threads, and the Talk inbox backlog. */
-export function runtimeStatusRoutes(deps: { snapshot: (seconds: number) => Promise<unknown>; adminCheck: AdminCheck; logger: Logger; inboxBacklog: () => Promise<number> }): Router {
+export function runtimeStatusRoutes(deps: {
+  snapshot: (seconds: number) => Promise<unknown>;
+  adminCheck: AdminCheck;
+  logger: Logger;
+  inboxBacklog: () => Promise<number>;
+}): Router {
   const router = Router();
   const query = z.object({ seconds: z.coerce.number().int().min(5).max(600).default(60) });
   router.get('/api/v1/admin/runtime', apiHeaders(), requireAdmin(deps.adminCheck, deps.logger), async (req, res) => {

@@ -55,7 +55,7 @@ export interface BotToolView {
   reason?: string;
 }
 
-export const REASON_PENDING_APPROVAL = 'This tool is new or changed on its tool server and waits for an administrator\'s approval.';
+export const REASON_PENDING_APPROVAL = "This tool is new or changed on its tool server and waits for an administrator's approval.";
 export const REASON_SERVER_DISABLED = 'An administrator disabled the tool server that offers this tool.';
 export const REASON_TOOL_OFF = 'An administrator turned this tool off.';
 export const REASON_UNKNOWN_TOOL = 'No tool provider offers this tool any more; the assignment is kept but does nothing.';
@@ -79,17 +79,69 @@ const putSchema = z
   .strict();
 
 const catalogueTool = z.object({
-  name: z.string(), label: z.string(), summary: z.string(), family: z.string().nullable(), provider: z.string(), available: z.boolean(),
-  reason: z.string().optional(), pendingApproval: z.boolean().optional(),
+  name: z.string(),
+  label: z.string(),
+  summary: z.string(),
+  family: z.string().nullable(),
+  provider: z.string(),
+  available: z.boolean(),
+  reason: z.string().optional(),
+  pendingApproval: z.boolean().optional(),
 });
-const botTool = z.object({ name: z.string(), config: z.record(z.string(), z.unknown()), known: z.boolean(), label: z.string(), available: z.boolean(), reason: z.string().optional() });
+const botTool = z.object({
+  name: z.string(),
+  config: z.record(z.string(), z.unknown()),
+  known: z.boolean(),
+  label: z.string(),
+  available: z.boolean(),
+  reason: z.string().optional(),
+});
 const botToolsAnswer = z.object({ botId: z.string(), tools: z.array(botTool) });
 const botParams = z.object({ id: z.string().regex(BOT_ID) });
 
 export const TOOLS_API_SPECS: RouteSpec[] = [
-  { method: 'get', path: '/api/v1/tools', operationId: 'listTools', summary: 'The tool catalogue (answers from metadata while a provider is down)', tag: 'tools', access: 'user', response: { status: 200, name: 'ToolCatalogue', schema: z.object({ tools: z.array(catalogueTool), enabledFamilies: z.array(z.string()).optional().describe('First-party tool families the caller enabled in their personal settings; tools of other families cannot be added to their bots') }) } },
-  { method: 'get', path: '/api/v1/bots/{id}/tools', operationId: 'getBotTools', summary: "A bot's tool assignments (owner or admin)", tag: 'tools', access: 'user', params: botParams, response: { status: 200, name: 'BotTools', schema: botToolsAnswer }, errors: [403, 404, 503] },
-  { method: 'put', path: '/api/v1/bots/{id}/tools', operationId: 'replaceBotTools', summary: "Replace a personal bot's tool assignments (shared bots change through review)", tag: 'tools', access: 'user', params: botParams, body: { name: 'BotToolsUpdate', schema: putSchema }, response: { status: 200, name: 'BotToolsSaved', schema: botToolsAnswer }, errors: [400, 403, 404, 409, 502, 503] },
+  {
+    method: 'get',
+    path: '/api/v1/tools',
+    operationId: 'listTools',
+    summary: 'The tool catalogue (answers from metadata while a provider is down)',
+    tag: 'tools',
+    access: 'user',
+    response: {
+      status: 200,
+      name: 'ToolCatalogue',
+      schema: z.object({
+        tools: z.array(catalogueTool),
+        enabledFamilies: z
+          .array(z.string())
+          .optional()
+          .describe('First-party tool families the caller enabled in their personal settings; tools of other families cannot be added to their bots'),
+      }),
+    },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/bots/{id}/tools',
+    operationId: 'getBotTools',
+    summary: "A bot's tool assignments (owner or admin)",
+    tag: 'tools',
+    access: 'user',
+    params: botParams,
+    response: { status: 200, name: 'BotTools', schema: botToolsAnswer },
+    errors: [403, 404, 503],
+  },
+  {
+    method: 'put',
+    path: '/api/v1/bots/{id}/tools',
+    operationId: 'replaceBotTools',
+    summary: "Replace a personal bot's tool assignments (shared bots change through review)",
+    tag: 'tools',
+    access: 'user',
+    params: botParams,
+    body: { name: 'BotToolsUpdate', schema: putSchema },
+    response: { status: 200, name: 'BotToolsSaved', schema: botToolsAnswer },
+    errors: [400, 403, 404, 409, 502, 503],
+  },
 ];
 
 function invalid(fields: Record<string, string>): HttpError {
@@ -165,7 +217,7 @@ export function toolsApiRoutes(deps: ToolsApiDeps): Router {
       deps.logger.warn({ err }, 'admin check failed');
       throw new HttpError(503, 'admin_check_failed', 'Could not confirm administrator rights with Nextcloud');
     }
-    if (!admin) throw new HttpError(403, 'forbidden', 'Only the bot\'s owner or an administrator may change its tools');
+    if (!admin) throw new HttpError(403, 'forbidden', "Only the bot's owner or an administrator may change its tools");
     return bot;
   }
 
@@ -213,7 +265,11 @@ export function toolsApiRoutes(deps: ToolsApiDeps): Router {
     const bot = await botFor(req);
     // A shared bot's tools are part of its reviewed configuration (S10): they change through the bot editor.
     if (bot.visibility !== 'personal') {
-      throw new HttpError(409, 'review_required', 'Tools of a shared bot change through the bot editor (PUT /api/v1/bots/{id}), so that the change is reviewed');
+      throw new HttpError(
+        409,
+        'review_required',
+        'Tools of a shared bot change through the bot editor (PUT /api/v1/bots/{id}), so that the change is reviewed',
+      );
     }
     const parsed = putSchema.safeParse(req.body);
     const fields: Record<string, string> = {};
@@ -234,7 +290,13 @@ export function toolsApiRoutes(deps: ToolsApiDeps): Router {
     if (Object.keys(fields).length > 0) throw invalid(fields);
     if (deps.toolFamilies) {
       const had = new Set((await deps.assignments.list(bot.id)).map((a) => a.name));
-      Object.assign(fields, await deps.toolFamilies.gate.problems(bot.ownerUid, wanted.filter((a) => !had.has(a.name))));
+      Object.assign(
+        fields,
+        await deps.toolFamilies.gate.problems(
+          bot.ownerUid,
+          wanted.filter((a) => !had.has(a.name)),
+        ),
+      );
       if (Object.keys(fields).length > 0) throw invalid(fields);
     }
 

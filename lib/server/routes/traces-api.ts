@@ -39,7 +39,11 @@ const instant = z.string().transform((v, ctx) => {
   return at;
 });
 
-const text = (max: number) => z.string().max(max, `At most ${max} characters`).refine((v) => !/[\u0000-\u001f]/.test(v), 'No control characters');
+const text = (max: number) =>
+  z
+    .string()
+    .max(max, `At most ${max} characters`)
+    .refine((v) => !/[\u0000-\u001f]/.test(v), 'No control characters');
 
 const common = {
   status: z.enum(['running', 'success', 'partial', 'error'], { error: 'Use running, success, partial or error' }),
@@ -60,11 +64,20 @@ function ordered<T extends { from?: number; to?: number }>(schema: z.ZodType<T>)
 }
 
 // botMentionName is upstream's name of the mention filter.
-const userQueryObject = z.object({ ...common, q: text(200), botMentionName: text(100) }).partial().strict();
-const adminQueryObject = z.object({ ...common, q: text(200), botMentionName: text(100), uid: text(64) }).partial().strict();
+const userQueryObject = z
+  .object({ ...common, q: text(200), botMentionName: text(100) })
+  .partial()
+  .strict();
+const adminQueryObject = z
+  .object({ ...common, q: text(200), botMentionName: text(100), uid: text(64) })
+  .partial()
+  .strict();
 const userQuery = ordered(userQueryObject);
 const adminQuery = ordered(adminQueryObject);
-const auditQuery = z.object({ runId: text(64), ownerUid: text(64), limit: whole(1, 100), offset: whole(0, MAX_OFFSET) }).partial().strict();
+const auditQuery = z
+  .object({ runId: text(64), ownerUid: text(64), limit: whole(1, 100), offset: whole(0, MAX_OFFSET) })
+  .partial()
+  .strict();
 
 const traceRun = z.record(z.string(), z.unknown()).describe('A turn: bot, room, status, timings, token usage (redacted)');
 const traceEvent = z.record(z.string(), z.unknown()).describe('LLM request or response, tool call or result, error (redacted)');
@@ -74,13 +87,81 @@ const runParams = z.object({ id: z.string().regex(RUN_ID) });
 const auditAnswer = z.object({ entries: z.array(z.record(z.string(), z.unknown())), limit: z.number().int(), offset: z.number().int() });
 
 export const TRACES_API_SPECS: RouteSpec[] = [
-  { method: 'get', path: '/api/v1/traces', operationId: 'listMyTraces', summary: 'My turns ("Activity"), newest first', tag: 'traces', access: 'user', query: userQueryObject, response: { status: 200, name: 'TraceList', schema: traceList }, errors: [400] },
-  { method: 'delete', path: '/api/v1/traces', operationId: 'clearMyTraces', summary: 'Delete all my traces', tag: 'traces', access: 'user', response: { status: 200, name: 'TracesCleared', schema: z.object({ deleted: z.number().int() }) } },
-  { method: 'get', path: '/api/v1/traces/{id}', operationId: 'getMyTrace', summary: 'One of my turns with its events', tag: 'traces', access: 'user', params: runParams, response: { status: 200, name: 'Trace', schema: traceAnswer }, errors: [404] },
-  { method: 'delete', path: '/api/v1/traces/{id}', operationId: 'deleteMyTrace', summary: 'Delete one of my traces', tag: 'traces', access: 'user', params: runParams, response: { status: 200, name: 'TraceDeleted', schema: z.object({ deleted: z.literal(true) }) }, errors: [404] },
-  { method: 'get', path: '/api/v1/admin/traces', operationId: 'adminListTraces', summary: 'Metadata of every turn', tag: 'admin', access: 'admin', query: adminQueryObject, response: { status: 200, name: 'AdminTraceList', schema: traceList }, errors: [400, 503] },
-  { method: 'get', path: '/api/v1/admin/traces/audit', operationId: 'adminTraceAudit', summary: 'Who read which trace content, when', tag: 'admin', access: 'admin', query: auditQuery, response: { status: 200, name: 'TraceAudit', schema: auditAnswer }, errors: [400, 503] },
-  { method: 'get', path: '/api/v1/admin/traces/{id}/content', operationId: 'adminReadTrace', summary: "A turn's content (writes an audit entry first)", tag: 'admin', access: 'admin', params: runParams, response: { status: 200, name: 'AdminTrace', schema: traceAnswer }, errors: [404, 503] },
+  {
+    method: 'get',
+    path: '/api/v1/traces',
+    operationId: 'listMyTraces',
+    summary: 'My turns ("Activity"), newest first',
+    tag: 'traces',
+    access: 'user',
+    query: userQueryObject,
+    response: { status: 200, name: 'TraceList', schema: traceList },
+    errors: [400],
+  },
+  {
+    method: 'delete',
+    path: '/api/v1/traces',
+    operationId: 'clearMyTraces',
+    summary: 'Delete all my traces',
+    tag: 'traces',
+    access: 'user',
+    response: { status: 200, name: 'TracesCleared', schema: z.object({ deleted: z.number().int() }) },
+  },
+  {
+    method: 'get',
+    path: '/api/v1/traces/{id}',
+    operationId: 'getMyTrace',
+    summary: 'One of my turns with its events',
+    tag: 'traces',
+    access: 'user',
+    params: runParams,
+    response: { status: 200, name: 'Trace', schema: traceAnswer },
+    errors: [404],
+  },
+  {
+    method: 'delete',
+    path: '/api/v1/traces/{id}',
+    operationId: 'deleteMyTrace',
+    summary: 'Delete one of my traces',
+    tag: 'traces',
+    access: 'user',
+    params: runParams,
+    response: { status: 200, name: 'TraceDeleted', schema: z.object({ deleted: z.literal(true) }) },
+    errors: [404],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/admin/traces',
+    operationId: 'adminListTraces',
+    summary: 'Metadata of every turn',
+    tag: 'admin',
+    access: 'admin',
+    query: adminQueryObject,
+    response: { status: 200, name: 'AdminTraceList', schema: traceList },
+    errors: [400, 503],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/admin/traces/audit',
+    operationId: 'adminTraceAudit',
+    summary: 'Who read which trace content, when',
+    tag: 'admin',
+    access: 'admin',
+    query: auditQuery,
+    response: { status: 200, name: 'TraceAudit', schema: auditAnswer },
+    errors: [400, 503],
+  },
+  {
+    method: 'get',
+    path: '/api/v1/admin/traces/{id}/content',
+    operationId: 'adminReadTrace',
+    summary: "A turn's content (writes an audit entry first)",
+    tag: 'admin',
+    access: 'admin',
+    params: runParams,
+    response: { status: 200, name: 'AdminTrace', schema: traceAnswer },
+    errors: [404, 503],
+  },
 ];
 
 function parseQuery<T>(req: Request, schema: z.ZodType<T>): T {

@@ -105,11 +105,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('content', 'text', (c) => c.notNull())
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .execute();
-  await db.schema
-    .createIndex('conversation_scope')
-    .on('conversation_messages')
-    .columns(['bot_id', 'room_token', 'thread_id', 'invoker_uid', 'id'])
-    .execute();
+  await db.schema.createIndex('conversation_scope').on('conversation_messages').columns(['bot_id', 'room_token', 'thread_id', 'invoker_uid', 'id']).execute();
   await db.schema.createIndex('conversation_age').on('conversation_messages').column('created_at').execute();
   await db.schema.createIndex('conversation_message').on('conversation_messages').columns(['room_token', 'message_id']).execute();
 }

@@ -60,7 +60,9 @@ function lastSegment(url: string): string {
 function inviteHrefs(v: unknown): string[] {
   if (Array.isArray(v)) return v.flatMap(inviteHrefs);
   if (!v || typeof v !== 'object') return [];
-  return Object.entries(v as Record<string, unknown>).flatMap(([k, child]) => (k === 'href' ? (Array.isArray(child) ? child : [child]).map((h) => textOf(h).trim()).filter((h) => h !== '') : inviteHrefs(child)));
+  return Object.entries(v as Record<string, unknown>).flatMap(([k, child]) =>
+    k === 'href' ? (Array.isArray(child) ? child : [child]).map((h) => textOf(h).trim()).filter((h) => h !== '') : inviteHrefs(child),
+  );
 }
 
 export class CalDavClient {
@@ -97,7 +99,9 @@ export class CalDavClient {
     try {
       account = await client.createAccount({ account: { serverUrl: root, rootUrl: root, accountType: 'caldav' } });
     } catch (err) {
-      throw new CalDavUnavailableError(`CalDAV is not available for this account (${err instanceof Error ? err.message.split('\n')[0]?.slice(0, 120) : 'unknown'})`);
+      throw new CalDavUnavailableError(
+        `CalDAV is not available for this account (${err instanceof Error ? err.message.split('\n')[0]?.slice(0, 120) : 'unknown'})`,
+      );
     }
     if (!account.principalUrl || !account.homeUrl) throw new CalDavUnavailableError('CalDAV is not available for this account');
     return new CalDavClient(client, fetch, root, account.principalUrl, account.homeUrl);
@@ -109,7 +113,9 @@ export class CalDavClient {
 
   async calendars(): Promise<CalendarInfo[]> {
     if (this.#calendars) return this.#calendars;
-    const raw: DAVCalendar[] = await this.#client.fetchCalendars({ account: { accountType: 'caldav', serverUrl: this.#root, rootUrl: this.#root, principalUrl: this.#principalUrl, homeUrl: this.#homeUrl } });
+    const raw: DAVCalendar[] = await this.#client.fetchCalendars({
+      account: { accountType: 'caldav', serverUrl: this.#root, rootUrl: this.#root, principalUrl: this.#principalUrl, homeUrl: this.#homeUrl },
+    });
     this.#calendars = raw.map((c) => {
       const id = lastSegment(c.url);
       const name = typeof c.displayName === 'string' && c.displayName !== '' ? c.displayName : id;
@@ -195,7 +201,10 @@ export class CalDavClient {
     return this.#query(calendar, {
       'comp-filter': {
         _attributes: { name: 'VCALENDAR' },
-        'comp-filter': { _attributes: { name: 'VEVENT' }, 'prop-filter': { _attributes: { name: 'UID' }, 'text-match': { _attributes: { collation: 'i;octet' }, _text: uid } } },
+        'comp-filter': {
+          _attributes: { name: 'VEVENT' },
+          'prop-filter': { _attributes: { name: 'UID' }, 'text-match': { _attributes: { collation: 'i;octet' }, _text: uid } },
+        },
       },
     });
   }
@@ -249,7 +258,15 @@ export class CalDavClient {
   }
 
   /** Scheduling outbox free/busy (RFC 6638): one VFREEBUSY per recipient, or null when unsupported. */
-  async outboxFreeBusy(outboxUrl: string, organizer: string, recipients: string[], startMs: number, endMs: number, uid: string, nowMs: number): Promise<Array<{ recipient: string; status: string; data: string }> | null> {
+  async outboxFreeBusy(
+    outboxUrl: string,
+    organizer: string,
+    recipients: string[],
+    startMs: number,
+    endMs: number,
+    uid: string,
+    nowMs: number,
+  ): Promise<Array<{ recipient: string; status: string; data: string }> | null> {
     const lines = [
       'BEGIN:VCALENDAR',
       'VERSION:2.0',
@@ -265,7 +282,11 @@ export class CalDavClient {
       'END:VFREEBUSY',
       'END:VCALENDAR',
     ];
-    const res = await this.#fetch(outboxUrl, { method: 'POST', headers: { 'Content-Type': 'text/calendar; charset=utf-8; method=REQUEST' }, body: lines.join('\r\n') + '\r\n' });
+    const res = await this.#fetch(outboxUrl, {
+      method: 'POST',
+      headers: { 'Content-Type': 'text/calendar; charset=utf-8; method=REQUEST' },
+      body: lines.join('\r\n') + '\r\n',
+    });
     if (res.status !== 200) return null;
     let doc: Record<string, unknown>;
     try {

@@ -3,12 +3,34 @@
 // UID; the hrefs behind them are looked up on the server in this turn (S1).
 import { randomUUID } from 'node:crypto';
 import { InvalidArgumentError } from '../files/user-paths.ts';
-import { guarded, guardedPrepare, jsonResult, objectSchema, optionalBoolean, optionalString, requiredString, visibility, type FirstPartyTool, type PreparedAction, type ToolEnv } from '../first-party-tool.ts';
+import {
+  guarded,
+  guardedPrepare,
+  jsonResult,
+  objectSchema,
+  optionalBoolean,
+  optionalString,
+  requiredString,
+  visibility,
+  type FirstPartyTool,
+  type PreparedAction,
+  type ToolEnv,
+} from '../first-party-tool.ts';
 import { assertCalendarInScope, type ResourceScope } from '../resource-scope.ts';
 import { destructivePolicy, readPolicy, searchPolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
 import { CalDavClient, CalDavUnavailableError, type CalendarInfo, type CalendarObject } from './caldav-client.ts';
-import { applyEventChanges, buildEvent, freeBusyPeriods, ICalendarError, mainEvent, parseICalendar, summarizeEvent, type EventChanges, type EventSummary } from './icalendar.ts';
+import {
+  applyEventChanges,
+  buildEvent,
+  freeBusyPeriods,
+  ICalendarError,
+  mainEvent,
+  parseICalendar,
+  summarizeEvent,
+  type EventChanges,
+  type EventSummary,
+} from './icalendar.ts';
 import { isoUtc, resolveEventTime, type ResolvedTime } from './time-zones.ts';
 
 const MAX_RANGE_MS = 366 * 86_400_000;
@@ -101,7 +123,8 @@ function summaryOf(obj: CalendarObject): EventSummary | null {
 
 function attendeesArg(input: unknown, self: string[]): string[] {
   if (input === undefined || input === null) return [];
-  if (!Array.isArray(input) || input.length > MAX_ATTENDEES) throw new InvalidArgumentError(`attendees must be a list of at most ${MAX_ATTENDEES} email addresses`);
+  if (!Array.isArray(input) || input.length > MAX_ATTENDEES)
+    throw new InvalidArgumentError(`attendees must be a list of at most ${MAX_ATTENDEES} email addresses`);
   const out: string[] = [];
   for (const a of input) {
     if (typeof a !== 'string' || !EMAIL.test(a.trim())) throw new InvalidArgumentError(`attendee "${String(a).slice(0, 60)}" is not an email address`);
@@ -155,7 +178,8 @@ const calendarList: FirstPartyTool = {
   available: (c) => c.has('caldav'),
   definition: {
     name: 'calendar_list',
-    description: "Lists the user's calendars (id, name, what they hold). Use the id with the other calendar tools; never assume a calendar called personal exists.",
+    description:
+      "Lists the user's calendars (id, name, what they hold). Use the id with the other calendar tools; never assume a calendar called personal exists.",
     schema: objectSchema({}),
     policy: readPolicy(),
     label: 'List calendars',
@@ -216,7 +240,13 @@ const calendarSearch: FirstPartyTool = {
         }
       }
       events.sort((a, b) => String(a['start']).localeCompare(String(b['start'])));
-      return jsonResult({ from: isoUtc(startMs), to: isoUtc(endMs), count: events.length, events: events.slice(0, MAX_EVENTS), ...(events.length > MAX_EVENTS ? { truncated: true } : {}) });
+      return jsonResult({
+        from: isoUtc(startMs),
+        to: isoUtc(endMs),
+        count: events.length,
+        events: events.slice(0, MAX_EVENTS),
+        ...(events.length > MAX_EVENTS ? { truncated: true } : {}),
+      });
     }),
 };
 
@@ -268,7 +298,10 @@ const calendarAvailability: FirstPartyTool = {
       const { startMs, endMs } = range(args);
       const client = await connect(env);
       const principal = await client.principal();
-      const others = attendeesArg(args['attendees'], principal.emails.map((e) => e.toLowerCase()));
+      const others = attendeesArg(
+        args['attendees'],
+        principal.emails.map((e) => e.toLowerCase()),
+      );
       const periods: Array<{ startMs: number; endMs: number }> = [];
       let source = 'free-busy report';
       for (const cal of eventCalendars(await client.calendars(), env.scope)) {
@@ -296,9 +329,16 @@ const calendarAvailability: FirstPartyTool = {
       const result: Record<string, unknown> = { from: isoUtc(startMs), to: isoUtc(endMs), you: { busy: merge(periods, startMs, endMs), source } };
       if (others.length > 0) {
         const organizer = principal.emails[0];
-        const answers = principal.outboxUrl && organizer ? await client.outboxFreeBusy(principal.outboxUrl, organizer, others, startMs, endMs, randomUUID(), env.now()) : null;
+        const answers =
+          principal.outboxUrl && organizer
+            ? await client.outboxFreeBusy(principal.outboxUrl, organizer, others, startMs, endMs, randomUUID(), env.now())
+            : null;
         if (answers === null) {
-          result['attendees'] = others.map((a) => ({ address: a, available: false, reason: 'this server does not answer free/busy requests for other people' }));
+          result['attendees'] = others.map((a) => ({
+            address: a,
+            available: false,
+            reason: 'this server does not answer free/busy requests for other people',
+          }));
         } else {
           result['attendees'] = others.map((a) => {
             const ans = answers.find((x) => x.recipient.toLowerCase() === a);
@@ -320,7 +360,12 @@ const calendarAvailability: FirstPartyTool = {
 /** The default end of an all-day event: the next day (exclusive). */
 function nextDay(start: ResolvedTime): ResolvedTime {
   const next = new Date(start.utcMs + 86_400_000);
-  return { utcMs: next.getTime(), tzid: null, wall: { year: next.getUTCFullYear(), month: next.getUTCMonth() + 1, day: next.getUTCDate(), hour: 0, minute: 0, second: 0 }, date: true };
+  return {
+    utcMs: next.getTime(),
+    tzid: null,
+    wall: { year: next.getUTCFullYear(), month: next.getUTCMonth() + 1, day: next.getUTCDate(), hour: 0, minute: 0, second: 0 },
+    date: true,
+  };
 }
 
 const calendarCreate: FirstPartyTool = {
@@ -331,7 +376,7 @@ const calendarCreate: FirstPartyTool = {
   definition: {
     name: 'calendar_create_event',
     description:
-      'Creates an event. start/end need an explicit UTC offset (2027-03-05T10:00:00+01:00) or local times plus timezone (IANA, e.g. Europe/Berlin); all-day events take dates. Events with attendees send invitations and need the user\'s confirmation.',
+      "Creates an event. start/end need an explicit UTC offset (2027-03-05T10:00:00+01:00) or local times plus timezone (IANA, e.g. Europe/Berlin); all-day events take dates. Events with attendees send invitations and need the user's confirmation.",
     schema: objectSchema(
       {
         calendar: { type: 'string', description: 'Calendar id from calendar_list.' },
@@ -359,7 +404,8 @@ const calendarCreate: FirstPartyTool = {
       const allDay = optionalBoolean(args, 'allDay') ?? false;
       const timezone = args['timezone'];
       const start = resolveEventTime(args['start'], allDay ? undefined : timezone, 'start', { allowDate: allDay });
-      if (allDay !== start.date) throw new InvalidArgumentError(allDay ? 'an all-day event takes dates such as 2027-03-05' : 'start needs a time; for a whole day set allDay');
+      if (allDay !== start.date)
+        throw new InvalidArgumentError(allDay ? 'an all-day event takes dates such as 2027-03-05' : 'start needs a time; for a whole day set allDay');
       let end: ResolvedTime;
       if (args['end'] === undefined || args['end'] === null || args['end'] === '') {
         if (!allDay) throw new InvalidArgumentError('end is required');
@@ -372,7 +418,10 @@ const calendarCreate: FirstPartyTool = {
       const calendar = await pickCalendar(client, args['calendar'], env.scope);
       if (!isCalendar(calendar)) return calendar;
       const principal = await client.principal();
-      const attendees = attendeesArg(args['attendees'], principal.emails.map((e) => e.toLowerCase()));
+      const attendees = attendeesArg(
+        args['attendees'],
+        principal.emails.map((e) => e.toLowerCase()),
+      );
       if (attendees.length > 0 && principal.emails.length === 0) return errorResult('ERROR: Your account has no email address, so it cannot send invitations.');
       const uid = randomUUID();
       const canonical: Record<string, unknown> = {
@@ -424,7 +473,17 @@ const calendarCreate: FirstPartyTool = {
       const created = await client.create(calendar, `${uid}.ics`, ics);
       // Nextcloud returns no ETag when the scheduling plugin rewrote the object: ask for it.
       const etag = created.etag ?? (await client.etagOf(created.url));
-      return jsonResult({ created: { calendar: calendar.id, uid, title: a['title'], start: when(start), end: when(end), ...(attendees.length ? { invited: attendees } : {}), etag } });
+      return jsonResult({
+        created: {
+          calendar: calendar.id,
+          uid,
+          title: a['title'],
+          start: when(start),
+          end: when(end),
+          ...(attendees.length ? { invited: attendees } : {}),
+          etag,
+        },
+      });
     }),
 };
 
@@ -439,8 +498,10 @@ function changesFrom(args: Record<string, unknown>, existing: EventSummary): Eve
   if (location !== undefined) changes.location = location;
   if (description !== undefined) changes.description = description;
   const allDay = existing.allDay;
-  if (args['start'] !== undefined && args['start'] !== null) changes.start = resolveEventTime(args['start'], allDay ? undefined : args['timezone'], 'start', { allowDate: allDay });
-  if (args['end'] !== undefined && args['end'] !== null) changes.end = resolveEventTime(args['end'], allDay ? undefined : args['timezone'], 'end', { allowDate: allDay });
+  if (args['start'] !== undefined && args['start'] !== null)
+    changes.start = resolveEventTime(args['start'], allDay ? undefined : args['timezone'], 'start', { allowDate: allDay });
+  if (args['end'] !== undefined && args['end'] !== null)
+    changes.end = resolveEventTime(args['end'], allDay ? undefined : args['timezone'], 'end', { allowDate: allDay });
   const s = changes.start?.utcMs ?? existing.start?.utcMs;
   const e = changes.end?.utcMs ?? existing.end?.utcMs;
   if (s !== undefined && e !== undefined && e <= s) throw new InvalidArgumentError('end must be after start');
@@ -457,7 +518,7 @@ const calendarUpdate: FirstPartyTool = {
   definition: {
     name: 'calendar_update_event',
     description:
-      'Changes an event found by its uid (title, start, end, location, description). Checked against the event\'s current revision (etag from calendar_search, if given). Events with attendees need the user\'s confirmation.',
+      "Changes an event found by its uid (title, start, end, location, description). Checked against the event's current revision (etag from calendar_search, if given). Events with attendees need the user's confirmation.",
     schema: objectSchema(
       {
         uid: { type: 'string', description: 'Event uid from calendar_search.' },

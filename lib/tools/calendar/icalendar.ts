@@ -22,7 +22,11 @@ const MAX_ICS_CHARS = 2 * 1024 * 1024;
 const MAX_DEPTH = 8;
 
 export function unfold(text: string): string[] {
-  return text.replace(/\r\n|\r/g, '\n').replace(/\n[ \t]/g, '').split('\n').filter((l) => l !== '');
+  return text
+    .replace(/\r\n|\r/g, '\n')
+    .replace(/\n[ \t]/g, '')
+    .split('\n')
+    .filter((l) => l !== '');
 }
 
 function parseLine(line: string): ContentLine {
@@ -86,7 +90,9 @@ function paramValue(v: string): string {
 }
 
 function lineText(l: ContentLine): string {
-  const params = Object.entries(l.params).map(([k, v]) => `;${k}=${paramValue(v)}`).join('');
+  const params = Object.entries(l.params)
+    .map(([k, v]) => `;${k}=${paramValue(v)}`)
+    .join('');
   return `${l.name}${params}:${l.value}`;
 }
 
@@ -126,7 +132,11 @@ export function serializeComponent(c: Component): string {
 }
 
 export function escapeText(s: string): string {
-  return s.replace(/\\/g, '\\\\').replace(/;/g, '\\;').replace(/,/g, '\\,').replace(/\r\n|\r|\n/g, '\\n');
+  return s
+    .replace(/\\/g, '\\\\')
+    .replace(/;/g, '\\;')
+    .replace(/,/g, '\\,')
+    .replace(/\r\n|\r|\n/g, '\\n');
 }
 
 export function unescapeText(s: string): string {
@@ -336,7 +346,10 @@ export function applyEventChanges(text: string, changes: EventChanges, nowMs: nu
   setLine(event, { name: 'SEQUENCE', params: {}, value: String(Number.isInteger(seq) && seq >= 0 ? seq + 1 : 1) });
   setLine(event, { name: 'DTSTAMP', params: {}, value: icsUtc(nowMs) });
   setLine(event, { name: 'LAST-MODIFIED', params: {}, value: icsUtc(nowMs) });
-  ensureTimezones(cal, [changes.start, changes.end].filter((t): t is ResolvedTime => t !== undefined));
+  ensureTimezones(
+    cal,
+    [changes.start, changes.end].filter((t): t is ResolvedTime => t !== undefined),
+  );
   return serializeComponent(cal);
 }
 

@@ -69,7 +69,14 @@ function wallMs(w: WallTime): number {
 
 export function utcWall(utcMs: number): WallTime {
   const d = new Date(utcMs);
-  return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds() };
+  return {
+    year: d.getUTCFullYear(),
+    month: d.getUTCMonth() + 1,
+    day: d.getUTCDate(),
+    hour: d.getUTCHours(),
+    minute: d.getUTCMinutes(),
+    second: d.getUTCSeconds(),
+  };
 }
 
 /** Offset of `tz` from UTC at an instant, in minutes (+60 for CET). */
@@ -125,7 +132,8 @@ export function resolveEventTime(input: unknown, timezone: unknown, field: strin
   const hasTime = m[4] !== undefined;
   const offsetText = m[7];
   const tz = timezone === undefined || timezone === null || timezone === '' ? null : timezone;
-  if (tz !== null && !isTimeZone(tz)) throw new InvalidArgumentError(`timezone "${String(tz).slice(0, 64)}" is not a known IANA time zone such as Europe/Berlin`);
+  if (tz !== null && !isTimeZone(tz))
+    throw new InvalidArgumentError(`timezone "${String(tz).slice(0, 64)}" is not a known IANA time zone such as Europe/Berlin`);
   if (!hasTime) {
     if (offsetText !== undefined) throw new InvalidArgumentError(`${field}: a date alone takes no offset`);
     if (options.allowDate) return { utcMs: wallMs(wall), tzid: null, wall, date: true };

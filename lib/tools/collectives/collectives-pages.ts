@@ -24,11 +24,13 @@ export function titleArg(args: Record<string, unknown>, key = 'title'): string {
   const title = v.trim();
   if (title === '' || title.length > 200) throw new InvalidArgumentError(`${key} must have 1 to 200 characters`);
   if (/\p{Cc}/u.test(title)) throw new InvalidArgumentError(`${key} may not contain control characters`);
-  if (CHANGED_BY_COLLECTIVES.test(title)) throw new InvalidArgumentError(`${key} may not contain any of / \\ * | : " < > ? (Collectives would change or drop them in the saved title): choose a title without them`);
+  if (CHANGED_BY_COLLECTIVES.test(title))
+    throw new InvalidArgumentError(
+      `${key} may not contain any of / \\ * | : " < > ? (Collectives would change or drop them in the saved title): choose a title without them`,
+    );
   if (title.startsWith('.') || title.endsWith('.')) throw new InvalidArgumentError(`${key} may not start or end with a dot (Collectives would drop it)`);
   return title;
 }
-
 
 export { normalizeEtag };
 
@@ -64,7 +66,15 @@ export function pageTree(pages: readonly PageInfo[], limit = 500): { entries: Tr
     for (const p of kids) {
       if (seen.has(p.id) || entries.length >= limit) continue;
       seen.add(p.id);
-      entries.push({ id: p.id, title: p.title, parentId: p.parentId, depth, lastEditedBy: p.lastUserId, modified: p.timestamp > 0 ? new Date(p.timestamp * 1000).toISOString() : null, size: p.size });
+      entries.push({
+        id: p.id,
+        title: p.title,
+        parentId: p.parentId,
+        depth,
+        lastEditedBy: p.lastUserId,
+        modified: p.timestamp > 0 ? new Date(p.timestamp * 1000).toISOString() : null,
+        size: p.size,
+      });
       visit(p.id, depth + 1);
     }
   };

@@ -6,7 +6,17 @@
 import { NextcloudError } from '../../nextcloud/errors.ts';
 import { byteLength, MAX_PAGE_BYTES, paginate } from '../page-text.ts';
 import { InvalidArgumentError } from '../files/user-paths.ts';
-import { guarded, guardedPrepare, jsonResult, nextcloudMessage, objectSchema, optionalString, type FirstPartyTool, type PreparedAction, type ToolEnv } from '../first-party-tool.ts';
+import {
+  guarded,
+  guardedPrepare,
+  jsonResult,
+  nextcloudMessage,
+  objectSchema,
+  optionalString,
+  type FirstPartyTool,
+  type PreparedAction,
+  type ToolEnv,
+} from '../first-party-tool.ts';
 import { assertCollectiveInScope } from '../resource-scope.ts';
 import { destructivePolicy, readPolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
@@ -53,7 +63,8 @@ async function recheck(api: CollectivesApi, collectiveId: number, pageId: number
   try {
     page = await api.getPage(collectiveId, pageId);
   } catch (err) {
-    if ((err as { status?: number }).status === 404) return errorResult(`ERROR: Page ${pageId} is not there any more (trashed, deleted or moved away); nothing was done.`);
+    if ((err as { status?: number }).status === 404)
+      return errorResult(`ERROR: Page ${pageId} is not there any more (trashed, deleted or moved away); nothing was done.`);
     throw err;
   }
   if (binding['parentId'] !== undefined && page.parentId !== binding['parentId']) return errorResult(`ERROR: Page ${label(page)} was moved: it ${CHANGED}.`);
@@ -68,7 +79,9 @@ function isPage(x: PageInfo | ToolResult): x is PageInfo {
 /** Collectives renames on a clash (`Title (2)`, NodeHelper::generateFilename): the answer says so. */
 function titleNote(asked: string, saved: PageInfo): Record<string, string> {
   if (saved.title === asked) return {};
-  return { note: `Collectives saved the title as "${saved.title}", not "${asked}" (a page with that title already exists there, or the server changed characters it cannot store)` };
+  return {
+    note: `Collectives saved the title as "${saved.title}", not "${asked}" (a page with that title already exists there, or the server changed characters it cannot store)`,
+  };
 }
 
 // --- reads ---
@@ -91,7 +104,10 @@ const collectivesList: FirstPartyTool = {
       withCollectivesApi(env, async (api) => {
         const all = await api.listCollectives();
         const visible = all.filter((c) => env.scope.allowsCollective(c.id));
-        return jsonResult({ collectives: visible.map((c) => ({ id: c.id, name: c.name, canEdit: c.canEdit })), ...(visible.length < all.length ? { note: 'Only the collectives this bot may use are listed.' } : {}) });
+        return jsonResult({
+          collectives: visible.map((c) => ({ id: c.id, name: c.name, canEdit: c.canEdit })),
+          ...(visible.length < all.length ? { note: 'Only the collectives this bot may use are listed.' } : {}),
+        });
       }),
     ),
 };
@@ -102,7 +118,7 @@ const collectivesPageTree: FirstPartyTool = {
   available,
   definition: {
     name: 'collectives_page_tree',
-    description: 'Shows the pages of a collective as a tree (id, title, depth, last editor). Titles are written by the collective\'s members.',
+    description: "Shows the pages of a collective as a tree (id, title, depth, last editor). Titles are written by the collective's members.",
     schema: objectSchema({ collective_id: COLLECTIVE_ID }, ['collective_id']),
     policy: readPolicy(),
     label: 'Collective page tree',
@@ -126,7 +142,7 @@ const collectivesReadPage: FirstPartyTool = {
   definition: {
     name: 'collectives_read_page',
     description:
-      'Reads a page of a collective (Markdown) in chunks: offset and limit count characters (limit up to 3500). The answer has the page\'s etag: pass it to collectives_update_page so that a page changed meanwhile is not overwritten.',
+      "Reads a page of a collective (Markdown) in chunks: offset and limit count characters (limit up to 3500). The answer has the page's etag: pass it to collectives_update_page so that a page changed meanwhile is not overwritten.",
     schema: objectSchema(
       {
         collective_id: COLLECTIVE_ID,
@@ -148,9 +164,17 @@ const collectivesReadPage: FirstPartyTool = {
       return withCollectivesApi(env, async (api) => {
         const page = await api.getPage(collectiveId, pageId);
         const file = await statPageFile(env, page);
-        if ((file.size ?? 0) > MAX_PAGE_BYTES) return errorResult(`ERROR: Page ${label(page)} is larger than ${MAX_PAGE_BYTES / 1024} KiB; it cannot be read here.`);
+        if ((file.size ?? 0) > MAX_PAGE_BYTES)
+          return errorResult(`ERROR: Page ${label(page)} is larger than ${MAX_PAGE_BYTES / 1024} KiB; it cannot be read here.`);
         const { text, etag } = await readPageText(env, file);
-        return jsonResult({ collectiveId, pageId, title: page.title, parentId: page.parentId, etag: normalizeEtag(etag), ...paginate(text, args['offset'], args['limit']) });
+        return jsonResult({
+          collectiveId,
+          pageId,
+          title: page.title,
+          parentId: page.parentId,
+          etag: normalizeEtag(etag),
+          ...paginate(text, args['offset'], args['limit']),
+        });
       });
     }),
 };
@@ -216,7 +240,12 @@ const collectivesCreatePage: FirstPartyTool = {
           if (typeof written !== 'string') return written;
           etag = written;
         }
-        return jsonResult({ created: { collectiveId, pageId: page.id, title: page.title, parentId: page.parentId }, ...titleNote(title, page), ...(etag ? { etag: normalizeEtag(etag) } : {}), chars: content?.length ?? 0 });
+        return jsonResult({
+          created: { collectiveId, pageId: page.id, title: page.title, parentId: page.parentId },
+          ...titleNote(title, page),
+          ...(etag ? { etag: normalizeEtag(etag) } : {}),
+          chars: content?.length ?? 0,
+        });
       });
     }),
 };
@@ -224,7 +253,9 @@ const collectivesCreatePage: FirstPartyTool = {
 /** The content of a page just created (its etag), or an answer that says the page exists but is empty. */
 async function writeNewPage(env: ToolEnv, api: CollectivesApi, page: PageInfo, content: string): Promise<string | ToolResult> {
   const empty = (why: string): ToolResult =>
-    errorResult(`ERROR: The page ${label(page)} was created, but it is empty: its content could not be written (${why}). Write it with collectives_update_page, or trash the page.`);
+    errorResult(
+      `ERROR: The page ${label(page)} was created, but it is empty: its content could not be written (${why}). Write it with collectives_update_page, or trash the page.`,
+    );
   try {
     const file = await statPageFile(env, page);
     const put = await putPageText(env, file, content, file.etag);
@@ -276,7 +307,9 @@ const collectivesUpdatePage: FirstPartyTool = {
         const page = await api.getPage(collectiveId, pageId);
         const file = await statPageFile(env, page);
         if (expected !== undefined && !sameEtag(expected, file.etag)) {
-          return errorResult(`ERROR: The page ${label(page)} changed since you read it (its etag is now ${normalizeEtag(file.etag)}). Read it again before updating it. Nothing was written.`);
+          return errorResult(
+            `ERROR: The page ${label(page)} changed since you read it (its etag is now ${normalizeEtag(file.etag)}). Read it again before updating it. Nothing was written.`,
+          );
         }
         return {
           args: { collective_id: collectiveId, page_id: pageId, content, mode },
@@ -298,7 +331,9 @@ const collectivesUpdatePage: FirstPartyTool = {
         const page = await recheck(api, collectiveId, pageId, action.binding);
         if (!isPage(page)) return page;
         const file = await statPageFile(env, page);
-        const changed = errorResult(`ERROR: The page ${label(page)} changed since it was read (etag now ${normalizeEtag(file.etag)}, expected ${etag}). Nothing was written: read it again and retry.`);
+        const changed = errorResult(
+          `ERROR: The page ${label(page)} changed since it was read (etag now ${normalizeEtag(file.etag)}, expected ${etag}). Nothing was written: read it again and retry.`,
+        );
         if (file.fileId !== action.binding['fileId'] || !sameEtag(file.etag, etag)) return changed;
         let text = content;
         if (append) {
@@ -311,7 +346,12 @@ const collectivesUpdatePage: FirstPartyTool = {
         if (!put.ok) return put.status === 412 ? changed : errorResult(`ERROR: Nextcloud refused to write the page (HTTP ${put.status}).`);
         // Collectives records the last editor through touch (test/fixtures/nextcloud29/91-collectives.json, touchPage); the content is already saved.
         await api.touchPage(collectiveId, pageId).catch(() => null);
-        return jsonResult({ updated: { collectiveId, pageId, title: page.title }, mode: append ? 'append' : 'replace', etag: normalizeEtag(put.etag), chars: Array.from(text).length });
+        return jsonResult({
+          updated: { collectiveId, pageId, title: page.title },
+          mode: append ? 'append' : 'replace',
+          etag: normalizeEtag(put.etag),
+          chars: Array.from(text).length,
+        });
       });
     }),
 };
@@ -378,7 +418,10 @@ function moveTool(kind: 'rename' | 'move'): FirstPartyTool {
           if (!isPage(page)) return page;
           if (newTitle !== null) {
             const renamed = await api.movePage(collectiveId, pageId, { kind: 'rename', title: newTitle });
-            return jsonResult({ renamed: { collectiveId, pageId: renamed.id, title: renamed.title, parentId: renamed.parentId }, ...titleNote(newTitle, renamed) });
+            return jsonResult({
+              renamed: { collectiveId, pageId: renamed.id, title: renamed.title, parentId: renamed.parentId },
+              ...titleNote(newTitle, renamed),
+            });
           }
           return movePageLast(api, page, newParent as number);
         });
@@ -409,7 +452,7 @@ const collectivesTrashPage: FirstPartyTool = {
   definition: {
     name: 'collectives_trash_page',
     description:
-      'Moves a page of a collective, with its subpages, to the collective\'s trash. Where the Nextcloud trash (files_trashbin) is disabled for the user, Collectives deletes the page permanently instead; the answer says which happened. Needs the user\'s confirmation.',
+      "Moves a page of a collective, with its subpages, to the collective's trash. Where the Nextcloud trash (files_trashbin) is disabled for the user, Collectives deletes the page permanently instead; the answer says which happened. Needs the user's confirmation.",
     schema: objectSchema({ collective_id: COLLECTIVE_ID, page_id: PAGE_ID }, ['collective_id', 'page_id']),
     policy: destructivePolicy(),
     label: 'Trash a collective page',
@@ -431,7 +474,9 @@ const collectivesTrashPage: FirstPartyTool = {
           args: { collective_id: collectiveId, page_id: pageId },
           binding: { parentId: page.parentId, title: page.title },
           description: `move the page ${label(page)}${subpages > 0 ? ` and its subpages` : ''} of the collective "${name}" to the trash${trashbin ? '' : ' (WARNING: the Nextcloud trash is not enabled for you, so Collectives will most likely delete it permanently)'}`,
-          confirmReason: trashbin ? 'trashing a page removes it for every member of the collective' : 'this can delete the page permanently for every member of the collective',
+          confirmReason: trashbin
+            ? 'trashing a page removes it for every member of the collective'
+            : 'this can delete the page permanently for every member of the collective',
         };
       });
     }),

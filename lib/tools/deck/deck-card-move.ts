@@ -2,7 +2,17 @@
 // move: deck-move.ts). A move to another board shows the card to its members and needs confirmation.
 import { NextcloudError } from '../../nextcloud/errors.ts';
 import { InvalidArgumentError } from '../files/user-paths.ts';
-import { type FirstPartyTool, guarded, guardedPrepare, jsonResult, nextcloudMessage, objectSchema, optionalInteger, type PreparedAction, type ToolEnv } from '../first-party-tool.ts';
+import {
+  type FirstPartyTool,
+  guarded,
+  guardedPrepare,
+  jsonResult,
+  nextcloudMessage,
+  objectSchema,
+  optionalInteger,
+  type PreparedAction,
+  type ToolEnv,
+} from '../first-party-tool.ts';
 import { writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
 import { cardFields, type DeckBoard, type DeckStack, parseDeckId } from '../../nextcloud/deck.ts';
@@ -18,7 +28,9 @@ function deckName(version: string | null): string {
 /** Deck before 1.16 ignores `order` in reorder: a move within one stack would report success and change nothing. */
 function positionIgnored(version: string | null): ToolResult {
   const who = version ? `Deck ${version} on this Nextcloud ignores` : 'This Nextcloud did not report its Deck version, and Deck before 1.16 ignores';
-  return errorResult(`ERROR: ${who} the position when a card is moved within its stack (fixed in Deck 1.16). Nothing was changed; moving the card to another stack works.`);
+  return errorResult(
+    `ERROR: ${who} the position when a card is moved within its stack (fixed in Deck 1.16). Nothing was changed; moving the card to another stack works.`,
+  );
 }
 
 /** What a failed move across boards had already changed on the card. */
@@ -29,16 +41,27 @@ function donePrepared(plan: CrossBoardPlan, problems: string[]): string {
 }
 
 /** A move across boards: Deck's own "move card" dialog does an update whose URL names the target stack; labels and assignees are handled around it (deck-move.ts). */
-async function moveAcrossBoards(env: ToolEnv, loc: CardOnBoard, to: { board: DeckBoard; stack: DeckStack; order: number; honoured: boolean }, plan: CrossBoardPlan): Promise<string[] | ToolResult> {
+async function moveAcrossBoards(
+  env: ToolEnv,
+  loc: CardOnBoard,
+  to: { board: DeckBoard; stack: DeckStack; order: number; honoured: boolean },
+  plan: CrossBoardPlan,
+): Promise<string[] | ToolResult> {
   const { board, stack, card } = loc;
   const api = deckApi(env);
   // While the card is still on its board: Deck 1.13 would carry these labels over unremovably.
-  const before = await applyExtras(env, { boardId: board.id, stackId: stack.id, cardId: card.id }, { ...NO_EXTRAS, removeLabels: plan.remove.map((l) => l.id), removeAssignees: plan.drop });
+  const before = await applyExtras(
+    env,
+    { boardId: board.id, stackId: stack.id, cardId: card.id },
+    { ...NO_EXTRAS, removeLabels: plan.remove.map((l) => l.id), removeAssignees: plan.drop },
+  );
   try {
     await api.updateCard(to.board.id, to.stack.id, card.id, cardFields(card, { order: to.order }));
   } catch (err) {
     if (!(err instanceof NextcloudError)) throw err;
-    return errorResult(`ERROR: Deck refused the move (${nextcloudMessage(err) || `HTTP ${err.status}`}); the card stays on the board ${describeBoard(board)}.${donePrepared(plan, before)}`);
+    return errorResult(
+      `ERROR: Deck refused the move (${nextcloudMessage(err) || `HTTP ${err.status}`}); the card stays on the board ${describeBoard(board)}.${donePrepared(plan, before)}`,
+    );
   }
   // Deck's update stores `order` as is; where reorder honours it, it also renumbers the stack.
   if (to.honoured) await api.reorderCard(to.board.id, to.stack.id, card.id, to.stack.id, to.order);
@@ -65,7 +88,7 @@ export const deckMoveCard: FirstPartyTool = {
   definition: {
     name: 'deck_move_card',
     description:
-      'Moves a Deck card to another stack of its board (and position), or to a stack of another board (toBoardId). Moving to another board shows the card to that board\'s members and needs the user\'s confirmation; there the card keeps only labels whose titles the target board has, and people who cannot see that board are unassigned.',
+      "Moves a Deck card to another stack of its board (and position), or to a stack of another board (toBoardId). Moving to another board shows the card to that board's members and needs the user's confirmation; there the card keeps only labels whose titles the target board has, and people who cannot see that board are unassigned.",
     schema: objectSchema(
       {
         boardId: { type: 'integer', description: 'The board the card is on now.' },
@@ -103,7 +126,13 @@ export const deckMoveCard: FirstPartyTool = {
       const card = `the card "${loc.card.title}" (${loc.card.id})`;
       if (!crossing) {
         const where = honoured ? `at position ${order}` : `(${deckName(version)} ignores positions: the card keeps its place by its current order)`;
-        return { args: moveArgs, binding: cardState(loc), description: `move ${card} to the stack "${toStack.title}" ${where} on the board ${describeBoard(loc.board)}`, confirmReason: null, risk: boardRisk(loc.board, env) };
+        return {
+          args: moveArgs,
+          binding: cardState(loc),
+          description: `move ${card} to the stack "${toStack.title}" ${where} on the board ${describeBoard(loc.board)}`,
+          confirmReason: null,
+          risk: boardRisk(loc.board, env),
+        };
       }
       const plan = crossBoardPlan(loc.card, target);
       return {
@@ -134,7 +163,10 @@ export const deckMoveCard: FirstPartyTool = {
         return movedResult(env, target, card.id, order, version, []);
       }
       const plan = crossBoardPlan(card, target);
-      if (planKey(plan) !== a['plan']) return errorResult(`ERROR: The labels or members of the board ${describeBoard(target)} changed since this was prepared. Nothing was done; prepare the move again.`);
+      if (planKey(plan) !== a['plan'])
+        return errorResult(
+          `ERROR: The labels or members of the board ${describeBoard(target)} changed since this was prepared. Nothing was done; prepare the move again.`,
+        );
       const moved = await moveAcrossBoards(env, loc, { board: target, stack: toStack, order, honoured }, plan);
       return Array.isArray(moved) ? movedResult(env, target, card.id, order, version, moved) : moved;
     }),

@@ -2,7 +2,17 @@
 // labels on cards is deck_update_card's. All need the right to manage the board, as Deck checks.
 // Deleting a label takes it off every card that has it, so it always needs confirmation.
 import { InvalidArgumentError } from '../files/user-paths.ts';
-import { guarded, guardedPrepare, jsonResult, objectSchema, optionalString, requiredString, type FirstPartyTool, type PreparedAction, type ToolEnv } from '../first-party-tool.ts';
+import {
+  guarded,
+  guardedPrepare,
+  jsonResult,
+  objectSchema,
+  optionalString,
+  requiredString,
+  type FirstPartyTool,
+  type PreparedAction,
+  type ToolEnv,
+} from '../first-party-tool.ts';
 import { destructivePolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
 import { parseDeckId, type DeckBoard, type DeckLabel } from '../../nextcloud/deck.ts';
@@ -31,7 +41,10 @@ function assertFreeTitle(board: DeckBoard, title: string, except: number | null)
 function findLabel(board: DeckBoard, input: unknown): DeckLabel {
   const id = parseDeckId(input, 'labelId');
   const label = board.labels.find((l) => l.id === id);
-  if (!label) throw new InvalidArgumentError(`label ${id} is not on the board ${describeBoard(board)}; its labels: ${board.labels.map((l) => `${l.id} "${l.title}"`).join(', ') || 'none'}`);
+  if (!label)
+    throw new InvalidArgumentError(
+      `label ${id} is not on the board ${describeBoard(board)}; its labels: ${board.labels.map((l) => `${l.id} "${l.title}"`).join(', ') || 'none'}`,
+    );
   return label;
 }
 
@@ -44,7 +57,8 @@ async function boundLabel(env: ToolEnv, binding: Record<string, unknown>, what: 
   const board = await openBoard(env, binding['boardId']);
   requireManage(board, what);
   const label = findLabel(board, binding['labelId']);
-  if (!sameState(binding, labelState(board, label))) return errorResult(`ERROR: Label ${label.id} changed since this was prepared. Nothing was done; look at it again with deck_get_board.`);
+  if (!sameState(binding, labelState(board, label)))
+    return errorResult(`ERROR: Label ${label.id} changed since this was prepared. Nothing was done; look at it again with deck_get_board.`);
   return { board, label };
 }
 
@@ -66,8 +80,16 @@ export const deckCreateLabel: FirstPartyTool = {
   available,
   definition: {
     name: 'deck_create_label',
-    description: 'Adds a label to a Deck board (then put it on cards with deck_update_card). Titles must differ from the board\'s other labels. Needs the right to manage the board.',
-    schema: objectSchema({ boardId: BOARD_ID, title: { type: 'string', description: 'Label title (at most 100 characters).' }, color: { type: 'string', description: 'Optional colour, six hex digits (31cc7c).' } }, ['boardId', 'title']),
+    description:
+      "Adds a label to a Deck board (then put it on cards with deck_update_card). Titles must differ from the board's other labels. Needs the right to manage the board.",
+    schema: objectSchema(
+      {
+        boardId: BOARD_ID,
+        title: { type: 'string', description: 'Label title (at most 100 characters).' },
+        color: { type: 'string', description: 'Optional colour, six hex digits (31cc7c).' },
+      },
+      ['boardId', 'title'],
+    ),
     policy: writePolicy(),
     label: 'Create a Deck label',
     summary: 'Add a label to a board',
@@ -80,7 +102,13 @@ export const deckCreateLabel: FirstPartyTool = {
       const board = await openBoard(env, args['boardId']);
       requireManage(board, 'adding a label');
       assertFreeTitle(board, title, null);
-      return { args: { boardId: board.id, title, color }, binding: { boardId: board.id }, description: `add the label "${title}" (colour ${color}) to the board ${describeBoard(board)}`, confirmReason: null, risk: boardRisk(board, env) };
+      return {
+        args: { boardId: board.id, title, color },
+        binding: { boardId: board.id },
+        description: `add the label "${title}" (colour ${color}) to the board ${describeBoard(board)}`,
+        confirmReason: null,
+        risk: boardRisk(board, env),
+      };
     }),
   execute: (action, env) =>
     guarded(async () => {
@@ -101,7 +129,15 @@ export const deckUpdateLabel: FirstPartyTool = {
   definition: {
     name: 'deck_update_label',
     description: 'Renames a label of a Deck board or changes its colour; every card with the label shows the change. Needs the right to manage the board.',
-    schema: objectSchema({ boardId: BOARD_ID, labelId: LABEL_ID, title: { type: 'string', description: 'New title.' }, color: { type: 'string', description: 'New colour, six hex digits.' } }, ['boardId', 'labelId']),
+    schema: objectSchema(
+      {
+        boardId: BOARD_ID,
+        labelId: LABEL_ID,
+        title: { type: 'string', description: 'New title.' },
+        color: { type: 'string', description: 'New colour, six hex digits.' },
+      },
+      ['boardId', 'labelId'],
+    ),
     policy: writePolicy(),
     label: 'Rename a Deck label',
     summary: 'Rename or recolour a label',
@@ -117,9 +153,18 @@ export const deckUpdateLabel: FirstPartyTool = {
       const label = findLabel(board, args['labelId']);
       const next = { title: title ?? label.title, color: color ?? label.color };
       if (next.title !== label.title) assertFreeTitle(board, next.title, label.id);
-      const changes = [...(next.title !== label.title ? [`rename it to "${next.title}"`] : []), ...(next.color.toLowerCase() !== label.color.toLowerCase() ? [`colour ${next.color}`] : [])];
+      const changes = [
+        ...(next.title !== label.title ? [`rename it to "${next.title}"`] : []),
+        ...(next.color.toLowerCase() !== label.color.toLowerCase() ? [`colour ${next.color}`] : []),
+      ];
       if (changes.length === 0) return errorResult(`ERROR: Label ${label.id} already looks like that; nothing to change.`);
-      return { args: { boardId: board.id, labelId: label.id, ...next }, binding: labelState(board, label), description: `change the label "${label.title}" (${label.id}) of the board ${describeBoard(board)}: ${changes.join('; ')}`, confirmReason: null, risk: boardRisk(board, env) };
+      return {
+        args: { boardId: board.id, labelId: label.id, ...next },
+        binding: labelState(board, label),
+        description: `change the label "${label.title}" (${label.id}) of the board ${describeBoard(board)}: ${changes.join('; ')}`,
+        confirmReason: null,
+        risk: boardRisk(board, env),
+      };
     }),
   execute: (action, env) =>
     guarded(async () => {
@@ -139,7 +184,8 @@ export const deckDeleteLabel: FirstPartyTool = {
   available,
   definition: {
     name: 'deck_delete_label',
-    description: 'Deletes a label of a Deck board; Deck takes it off every card that has it. Always needs the user\'s confirmation. Needs the right to manage the board.',
+    description:
+      "Deletes a label of a Deck board; Deck takes it off every card that has it. Always needs the user's confirmation. Needs the right to manage the board.",
     schema: objectSchema({ boardId: BOARD_ID, labelId: LABEL_ID }, ['boardId', 'labelId']),
     policy: destructivePolicy(),
     label: 'Delete a Deck label',
@@ -152,7 +198,13 @@ export const deckDeleteLabel: FirstPartyTool = {
       requireManage(board, 'deleting a label');
       const label = findLabel(board, args['labelId']);
       const cards = await cardsWith(env, board, label.id);
-      const on = cards.length === 0 ? 'no card has it' : `it comes off ${cards.length} card${cards.length === 1 ? '' : 's'}: ${cards.slice(0, 10).map((c) => `"${c.title}" (${c.id})`).join(', ')}${cards.length > 10 ? ', …' : ''}`;
+      const on =
+        cards.length === 0
+          ? 'no card has it'
+          : `it comes off ${cards.length} card${cards.length === 1 ? '' : 's'}: ${cards
+              .slice(0, 10)
+              .map((c) => `"${c.title}" (${c.id})`)
+              .join(', ')}${cards.length > 10 ? ', …' : ''}`;
       return {
         args: { boardId: board.id, labelId: label.id },
         binding: { ...labelState(board, label), cards: cards.map((c) => c.id).join(',') },
@@ -166,7 +218,10 @@ export const deckDeleteLabel: FirstPartyTool = {
       requireManage(board, 'deleting a label');
       const label = findLabel(board, action.binding['labelId']);
       const cards = await cardsWith(env, board, label.id);
-      if (!sameState(action.binding, { ...labelState(board, label), cards: cards.map((c) => c.id).join(',') })) return errorResult(`ERROR: Label ${label.id} or the cards that have it changed since this was prepared. Nothing was done; look again with deck_get_board.`);
+      if (!sameState(action.binding, { ...labelState(board, label), cards: cards.map((c) => c.id).join(',') }))
+        return errorResult(
+          `ERROR: Label ${label.id} or the cards that have it changed since this was prepared. Nothing was done; look again with deck_get_board.`,
+        );
       await deckApi(env).deleteLabel(board.id, label.id);
       return jsonResult({ deleted: { labelId: label.id, title: label.title, board: board.id, takenOffCards: cards.length } });
     }),

@@ -6,7 +6,18 @@
 import { InvalidArgumentError } from '../files/user-paths.ts';
 import type { RiskClass, ToolEnv } from '../first-party-tool.ts';
 import { assertBoardInScope } from '../resource-scope.ts';
-import { ASSIGN_USER, DeckApi, parseDeckId, type DeckAssignee, type DeckBoard, type DeckCard, type DeckComment, type DeckLabel, type DeckStack, type DeckUser } from '../../nextcloud/deck.ts';
+import {
+  ASSIGN_USER,
+  DeckApi,
+  parseDeckId,
+  type DeckAssignee,
+  type DeckBoard,
+  type DeckCard,
+  type DeckComment,
+  type DeckLabel,
+  type DeckStack,
+  type DeckUser,
+} from '../../nextcloud/deck.ts';
 
 const MAX_LIST = 20;
 const UID = /^[A-Za-z0-9 _.@\-']{1,64}$/;
@@ -36,13 +47,20 @@ export async function openBoard(env: ToolEnv, input: unknown, field = 'boardId')
 /** Edit rights, on a board that is not archived: Deck keeps PERMISSION_EDIT on archived boards but refuses every write there with HTTP 500. */
 export function requireEdit(board: DeckBoard): void {
   if (!board.permissions.edit) throw new InvalidArgumentError(`you may only read the board "${board.title}" (${board.id})`);
-  if (board.archived) throw new InvalidArgumentError(`the board "${board.title}" (${board.id}) is archived, and Deck allows no changes on it; it must be unarchived in Deck first`);
+  if (board.archived)
+    throw new InvalidArgumentError(
+      `the board "${board.title}" (${board.id}) is archived, and Deck allows no changes on it; it must be unarchived in Deck first`,
+    );
 }
 
 /** The right to manage the board (boards, stacks and labels), on a board that is not archived (Deck answers 500 there). */
 export function requireManage(board: DeckBoard, what: string): void {
-  if (!board.permissions.manage) throw new InvalidArgumentError(`${what} needs the right to manage the board "${board.title}" (${board.id}), which you do not have`);
-  if (board.archived) throw new InvalidArgumentError(`the board "${board.title}" (${board.id}) is archived, and Deck allows no changes on it; unarchive it first (deck_archive_board with archive: false)`);
+  if (!board.permissions.manage)
+    throw new InvalidArgumentError(`${what} needs the right to manage the board "${board.title}" (${board.id}), which you do not have`);
+  if (board.archived)
+    throw new InvalidArgumentError(
+      `the board "${board.title}" (${board.id}) is archived, and Deck allows no changes on it; unarchive it first (deck_archive_board with archive: false)`,
+    );
 }
 
 /** Whether anyone but the user works on the board: its members, or a group or team it is shared with. */
@@ -65,7 +83,10 @@ export async function findStack(env: ToolEnv, board: DeckBoard, input: unknown, 
   const stacks = await deckApi(env).stacks(board.id);
   const stack = stacks.find((s) => s.id === id && s.boardId === board.id);
   if (!stack) {
-    const known = stacks.filter((s) => s.boardId === board.id).map((s) => `${s.id} "${s.title}"`).join(', ');
+    const known = stacks
+      .filter((s) => s.boardId === board.id)
+      .map((s) => `${s.id} "${s.title}"`)
+      .join(', ');
     throw new InvalidArgumentError(`stack ${id} is not on the board ${describeBoard(board)}; its stacks: ${known || 'none'}`);
   }
   return stack;
@@ -94,7 +115,8 @@ export async function findCard(env: ToolEnv, board: DeckBoard, input: unknown, f
 async function detailedCard(api: DeckApi, loc: CardOnBoard): Promise<DeckCard> {
   if (loc.card.detailed) return loc.card;
   const card = await api.card(loc.board.id, loc.stack.id, loc.card.id);
-  if (card.id !== loc.card.id || card.stackId !== loc.stack.id) throw new InvalidArgumentError(`card ${loc.card.id} is not on the board ${describeBoard(loc.board)}; use deck_list_cards to find it`);
+  if (card.id !== loc.card.id || card.stackId !== loc.stack.id)
+    throw new InvalidArgumentError(`card ${loc.card.id} is not on the board ${describeBoard(loc.board)}; use deck_list_cards to find it`);
   return card;
 }
 
@@ -155,7 +177,8 @@ export function resolveLabels(board: DeckBoard, input: unknown, field: string): 
     } else {
       throw new InvalidArgumentError(`${field}: each label is a label id or a label title of the board`);
     }
-    if (!found) throw new InvalidArgumentError(`the board ${describeBoard(board)} has no label ${JSON.stringify(String(item).slice(0, 60))}; its labels: ${known()}`);
+    if (!found)
+      throw new InvalidArgumentError(`the board ${describeBoard(board)} has no label ${JSON.stringify(String(item).slice(0, 60))}; its labels: ${known()}`);
     if (!out.some((l) => l.id === found.id)) out.push(found);
   }
   return out;
@@ -166,7 +189,8 @@ export function resolveAssignees(board: DeckBoard, input: unknown, field: string
   const members = boardMembers(board);
   const out: DeckUser[] = [];
   for (const item of listArg(input, field)) {
-    if (typeof item !== 'string' || !UID.test(item) || item.trim() !== item) throw new InvalidArgumentError(`${field}: each entry must be a Nextcloud user id (as in a mention), not a display name`);
+    if (typeof item !== 'string' || !UID.test(item) || item.trim() !== item)
+      throw new InvalidArgumentError(`${field}: each entry must be a Nextcloud user id (as in a mention), not a display name`);
     const name = members.get(item);
     if (name === undefined) {
       const list = [...members].map(([uid, n]) => `${uid} (${n})`).join(', ');
@@ -207,8 +231,14 @@ export function cardState(loc: CardOnBoard): Record<string, unknown> {
     done: c.done,
     type: c.type,
     archived: c.archived,
-    labels: c.labels.map((l) => l.id).sort((a, b) => a - b).join(','),
-    assignees: c.assignees.map((a) => `${a.type}:${a.participant}`).sort().join(','),
+    labels: c.labels
+      .map((l) => l.id)
+      .sort((a, b) => a - b)
+      .join(','),
+    assignees: c.assignees
+      .map((a) => `${a.type}:${a.participant}`)
+      .sort()
+      .join(','),
   };
 }
 

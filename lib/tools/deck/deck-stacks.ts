@@ -1,7 +1,18 @@
 // Deck stacks (columns) as the invoking user: create, rename, reorder and delete (with confirmation).
 // All of them need the right to manage the board, as Deck checks (403 for editors).
 import { InvalidArgumentError } from '../files/user-paths.ts';
-import { guarded, guardedPrepare, jsonResult, objectSchema, optionalInteger, optionalString, requiredString, type FirstPartyTool, type PreparedAction, type ToolEnv } from '../first-party-tool.ts';
+import {
+  guarded,
+  guardedPrepare,
+  jsonResult,
+  objectSchema,
+  optionalInteger,
+  optionalString,
+  requiredString,
+  type FirstPartyTool,
+  type PreparedAction,
+  type ToolEnv,
+} from '../first-party-tool.ts';
 import { destructivePolicy, writePolicy } from '../tool-policy.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
 import type { DeckBoard, DeckStack } from '../../nextcloud/deck.ts';
@@ -11,7 +22,15 @@ import { available, BOARD_ID, MAX_TITLE } from './deck-views.ts';
 const STACK_ID = { type: 'integer', description: 'Stack id from deck_get_board.' };
 
 function stackState(board: DeckBoard, stack: DeckStack): Record<string, unknown> {
-  return { boardId: board.id, stackId: stack.id, title: stack.title, cards: stack.cards.map((c) => c.id).sort((x, y) => x - y).join(',') };
+  return {
+    boardId: board.id,
+    stackId: stack.id,
+    title: stack.title,
+    cards: stack.cards
+      .map((c) => c.id)
+      .sort((x, y) => x - y)
+      .join(','),
+  };
 }
 
 export const deckDeleteStack: FirstPartyTool = {
@@ -21,7 +40,7 @@ export const deckDeleteStack: FirstPartyTool = {
   available,
   definition: {
     name: 'deck_delete_stack',
-    description: 'Deletes a stack (column) of a Deck board with all its cards. Always needs the user\'s confirmation.',
+    description: "Deletes a stack (column) of a Deck board with all its cards. Always needs the user's confirmation.",
     schema: objectSchema({ boardId: BOARD_ID, stackId: STACK_ID }, ['boardId', 'stackId']),
     policy: destructivePolicy(),
     label: 'Delete a Deck stack',
@@ -44,7 +63,8 @@ export const deckDeleteStack: FirstPartyTool = {
     guarded(async () => {
       const board = await openBoard(env, action.binding['boardId']);
       const stack = await findStack(env, board, action.binding['stackId']);
-      if (!sameState(action.binding, stackState(board, stack))) return errorResult(`ERROR: Stack ${stack.id} changed since this was prepared. Nothing was done; look at it again with deck_get_board.`);
+      if (!sameState(action.binding, stackState(board, stack)))
+        return errorResult(`ERROR: Stack ${stack.id} changed since this was prepared. Nothing was done; look at it again with deck_get_board.`);
       await deckApi(env).deleteStack(board.id, stack.id);
       return jsonResult({ deleted: { stackId: stack.id, title: stack.title, board: board.id } });
     }),
@@ -98,7 +118,10 @@ export const deckCreateStack: FirstPartyTool = {
   definition: {
     name: 'deck_create_stack',
     description: 'Adds a stack (column) to a Deck board, last or at a given place. Needs the right to manage the board.',
-    schema: objectSchema({ boardId: BOARD_ID, title: { type: 'string', description: 'Stack title (at most 255 characters).' }, position: POSITION }, ['boardId', 'title']),
+    schema: objectSchema({ boardId: BOARD_ID, title: { type: 'string', description: 'Stack title (at most 255 characters).' }, position: POSITION }, [
+      'boardId',
+      'title',
+    ]),
     policy: writePolicy(),
     label: 'Create a Deck stack',
     summary: 'Add a column to a board',
@@ -131,7 +154,10 @@ export const deckCreateStack: FirstPartyTool = {
       const created = await api.createStack(board.id, String(action.args['title']), at === stacks.length ? Math.max(last, stacks.length) : at);
       if (at < stacks.length) await renumber(env, board, place([...stacks, created], created, at), new Map());
       const now = ordered(board, await api.stacks(board.id));
-      return jsonResult({ created: { id: created.id, title: created.title, board: board.id, position: now.findIndex((s) => s.id === created.id) }, stacks: now.map((s) => ({ id: s.id, title: s.title })) });
+      return jsonResult({
+        created: { id: created.id, title: created.title, board: board.id, position: now.findIndex((s) => s.id === created.id) },
+        stacks: now.map((s) => ({ id: s.id, title: s.title })),
+      });
     }),
 };
 
@@ -143,7 +169,15 @@ export const deckUpdateStack: FirstPartyTool = {
   definition: {
     name: 'deck_update_stack',
     description: 'Renames a stack (column) of a Deck board and/or moves it to another place on the same board. Needs the right to manage the board.',
-    schema: objectSchema({ boardId: BOARD_ID, stackId: STACK_ID, title: { type: 'string', description: 'New title.' }, position: { type: 'integer', description: 'New place from the left, 0 = first.' } }, ['boardId', 'stackId']),
+    schema: objectSchema(
+      {
+        boardId: BOARD_ID,
+        stackId: STACK_ID,
+        title: { type: 'string', description: 'New title.' },
+        position: { type: 'integer', description: 'New place from the left, 0 = first.' },
+      },
+      ['boardId', 'stackId'],
+    ),
     policy: writePolicy(),
     label: 'Rename or move a Deck stack',
     summary: 'Rename or reorder a column',
@@ -160,7 +194,10 @@ export const deckUpdateStack: FirstPartyTool = {
       const stacks = ordered(board, await deckApi(env).stacks(board.id));
       const from = stacks.findIndex((s) => s.id === stack.id);
       const to = position === undefined ? from : Math.min(position, stacks.length - 1);
-      const changes = [...(title !== undefined && title !== stack.title ? [`rename it to "${title}"`] : []), ...(to !== from ? [`move it from place ${from} to place ${to} (0 = first)`] : [])];
+      const changes = [
+        ...(title !== undefined && title !== stack.title ? [`rename it to "${title}"`] : []),
+        ...(to !== from ? [`move it from place ${from} to place ${to} (0 = first)`] : []),
+      ];
       if (changes.length === 0) return errorResult(`ERROR: Stack ${stack.id} already looks like that; nothing to change.`);
       return {
         args: { boardId: board.id, stackId: stack.id, title: title ?? stack.title, position: to },
@@ -176,9 +213,15 @@ export const deckUpdateStack: FirstPartyTool = {
       requireManage(board, 'changing a stack');
       const stack = await findStack(env, board, action.binding['stackId']);
       const stacks = ordered(board, await deckApi(env).stacks(board.id));
-      if (!sameState(action.binding, { ...stackState(board, stack), sequence: sequence(stacks) })) return errorResult(`ERROR: The stacks of the board ${describeBoard(board)} changed since this was prepared. Nothing was done; look at them again with deck_get_board.`);
+      if (!sameState(action.binding, { ...stackState(board, stack), sequence: sequence(stacks) }))
+        return errorResult(
+          `ERROR: The stacks of the board ${describeBoard(board)} changed since this was prepared. Nothing was done; look at them again with deck_get_board.`,
+        );
       await renumber(env, board, place(stacks, stack, Number(action.args['position'])), new Map([[stack.id, String(action.args['title'])]]));
       const now = ordered(board, await deckApi(env).stacks(board.id));
-      return jsonResult({ updated: { id: stack.id, title: String(action.args['title']), board: board.id, position: now.findIndex((s) => s.id === stack.id) }, stacks: now.map((s) => ({ id: s.id, title: s.title })) });
+      return jsonResult({
+        updated: { id: stack.id, title: String(action.args['title']), board: board.id, position: now.findIndex((s) => s.id === stack.id) },
+        stacks: now.map((s) => ({ id: s.id, title: s.title })),
+      });
     }),
 };

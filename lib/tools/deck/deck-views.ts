@@ -6,7 +6,16 @@ import { InvalidArgumentError } from '../files/user-paths.ts';
 import type { Capabilities } from '../first-party-capabilities.ts';
 import { nextcloudMessage, type ToolEnv } from '../first-party-tool.ts';
 import { errorResult, type ToolResult } from '../tool-provider.ts';
-import { ASSIGN_GROUP, type DeckAssignee, type DeckCard, type DeckComment, type DeckLabel, type DeckStack, type DeckUser, parseDeckId } from '../../nextcloud/deck.ts';
+import {
+  ASSIGN_GROUP,
+  type DeckAssignee,
+  type DeckCard,
+  type DeckComment,
+  type DeckLabel,
+  type DeckStack,
+  type DeckUser,
+  parseDeckId,
+} from '../../nextcloud/deck.ts';
 import { assignedGroups, assignedUsers, type CardOnBoard, cardState, deckApi, findCard, openBoard, openCard, sameState } from './deck-resolve.ts';
 
 export const MAX_TITLE = 255;
@@ -28,8 +37,16 @@ export const available = (c: Capabilities): boolean => c.has('deck');
 
 export const BOARD_ID = { type: 'integer', description: 'Board id from deck_list_boards.' };
 export const CARD_ID = { type: 'integer', description: 'Card id from deck_list_cards.' };
-export const LABELS = { type: 'array', items: { type: 'string', description: 'A label title or label id.' }, description: 'Labels of the board, by exact title or id (see deck_get_board).' };
-export const ASSIGNEES = { type: 'array', items: { type: 'string' }, description: 'User ids of board members (see deck_get_board), never display names. Assigning someone else notifies them and needs the user\'s confirmation.' };
+export const LABELS = {
+  type: 'array',
+  items: { type: 'string', description: 'A label title or label id.' },
+  description: 'Labels of the board, by exact title or id (see deck_get_board).',
+};
+export const ASSIGNEES = {
+  type: 'array',
+  items: { type: 'string' },
+  description: "User ids of board members (see deck_get_board), never display names. Assigning someone else notifies them and needs the user's confirmation.",
+};
 export const DUE = { type: 'string', description: 'Due date-time in ISO 8601 with a UTC offset (2027-03-05T10:00:00+01:00), or local time plus timezone.' };
 export const TIMEZONE = { type: 'string', description: 'IANA time zone for a dueDate without an offset, e.g. Europe/Berlin.' };
 
@@ -74,7 +91,8 @@ export function people(users: DeckUser[]): string {
 export function parseDueDate(args: Record<string, unknown>): string | undefined {
   const raw = args['dueDate'];
   if (raw === undefined || raw === null || raw === '') {
-    if (args['timezone'] !== undefined && args['timezone'] !== null && args['timezone'] !== '') resolveEventTime('2000-01-01T00:00:00', args['timezone'], 'timezone');
+    if (args['timezone'] !== undefined && args['timezone'] !== null && args['timezone'] !== '')
+      resolveEventTime('2000-01-01T00:00:00', args['timezone'], 'timezone');
     return undefined;
   }
   const t = resolveEventTime(raw, args['timezone'], 'dueDate');
@@ -112,7 +130,8 @@ export async function applyExtras(
   for (const id of ops.addLabels) await attempt(`label ${id} not added`, () => api.setLabel(loc.boardId, loc.stackId, loc.cardId, id, true));
   for (const id of ops.removeLabels) await attempt(`label ${id} not removed`, () => api.setLabel(loc.boardId, loc.stackId, loc.cardId, id, false));
   for (const uid of ops.addAssignees) await attempt(`${uid} not assigned`, () => api.setAssignee(loc.boardId, loc.stackId, loc.cardId, uid, true));
-  for (const a of ops.removeAssignees) await attempt(`${a.participant} not unassigned`, () => api.setAssignee(loc.boardId, loc.stackId, loc.cardId, a.participant, false, a.type));
+  for (const a of ops.removeAssignees)
+    await attempt(`${a.participant} not unassigned`, () => api.setAssignee(loc.boardId, loc.stackId, loc.cardId, a.participant, false, a.type));
   return problems;
 }
 
@@ -140,7 +159,8 @@ export function strings(v: unknown): string[] {
 /** Re-locates the bound card and refuses if anything about it changed since prepare. */
 export async function boundCard(env: ToolEnv, action: { args: Record<string, unknown>; binding: Record<string, unknown> }): Promise<CardOnBoard | ToolResult> {
   const loc = await openCard(env, { boardId: action.binding['boardId'], cardId: action.binding['cardId'] });
-  if (!sameState(action.binding, cardState(loc))) return errorResult(`ERROR: Card ${loc.card.id} changed since this was prepared. Nothing was done; look at it again with deck_list_cards.`);
+  if (!sameState(action.binding, cardState(loc)))
+    return errorResult(`ERROR: Card ${loc.card.id} changed since this was prepared. Nothing was done; look at it again with deck_list_cards.`);
   return loc;
 }
 

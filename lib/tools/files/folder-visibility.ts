@@ -17,4 +17,3 @@ export async function visibleToOthers(files: FilesDav, folder: UserPath): Promis
   }
   return false;
 }
-

@@ -10,7 +10,6 @@ export type { UserPath };
 const MAX_PATH_CHARS = 1024;
 const MAX_SEGMENT_CHARS = 250;
 
-
 export function parseUserPath(input: unknown, options: { allowRoot?: boolean; field?: string } = {}): UserPath {
   const field = options.field ?? 'path';
   if (typeof input !== 'string') throw new InvalidArgumentError(`${field} must be a string`);

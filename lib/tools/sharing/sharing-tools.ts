@@ -76,7 +76,15 @@ function createdView(s: Share, requested: number): Record<string, unknown> {
 
 /** The state a share-changing action is bound to (S7). */
 function shareState(s: Share): Record<string, unknown> {
-  return { shareId: s.id, shareType: s.shareType, path: s.path, fileId: s.fileId, shareWith: s.shareWith, permissions: s.permissions, expiration: s.expiration };
+  return {
+    shareId: s.id,
+    shareType: s.shareType,
+    path: s.path,
+    fileId: s.fileId,
+    shareWith: s.shareWith,
+    permissions: s.permissions,
+    expiration: s.expiration,
+  };
 }
 
 function sameState(a: Record<string, unknown>, s: Share): boolean {
@@ -110,7 +118,8 @@ const sharingList: FirstPartyTool = {
   available: (c) => c.has('sharing'),
   definition: {
     name: 'sharing_list',
-    description: "Lists the user's shares: all of them, or those of one path (with subfiles: the shares inside a folder). Gives share ids for the other sharing tools.",
+    description:
+      "Lists the user's shares: all of them, or those of one path (with subfiles: the shares inside a folder). Gives share ids for the other sharing tools.",
     schema: objectSchema({
       path: { type: 'string', description: 'Only shares of this path, relative to the home folder.' },
       subfiles: { type: 'boolean', description: 'With path: list the shares of the items inside that folder.' },
@@ -142,8 +151,8 @@ function createShareTool(kind: 'user' | 'group'): FirstPartyTool {
       name: kind === 'user' ? 'sharing_create_user_share' : 'sharing_create_group_share',
       description:
         kind === 'user'
-          ? 'Shares a file or folder with one Nextcloud user (by user id, e.g. from a mention), read-only unless permissions say otherwise. Giving edit rights needs the user\'s confirmation.'
-          : 'Shares a file or folder with a Nextcloud group (by group id). Always needs the user\'s confirmation.',
+          ? "Shares a file or folder with one Nextcloud user (by user id, e.g. from a mention), read-only unless permissions say otherwise. Giving edit rights needs the user's confirmation."
+          : "Shares a file or folder with a Nextcloud group (by group id). Always needs the user's confirmation.",
       schema: objectSchema(
         {
           path: { type: 'string', description: 'Path relative to the home folder.' },
@@ -206,7 +215,7 @@ const sharingCreateLink: FirstPartyTool = {
   available: (c) => c.has('sharing') && c.has('sharing-link'),
   definition: {
     name: 'sharing_create_public_link',
-    description: 'Creates a read-only public link to a file or folder, optionally with a password and an expiry date. Always needs the user\'s confirmation.',
+    description: "Creates a read-only public link to a file or folder, optionally with a password and an expiry date. Always needs the user's confirmation.",
     schema: objectSchema(
       {
         path: { type: 'string', description: 'Path relative to the home folder.' },
@@ -266,7 +275,9 @@ async function currentShare(env: ToolEnv, id: string): Promise<Share | ToolResul
 }
 
 function segmentsOf(path: string | null | undefined): string[] {
-  return String(path ?? '').split('/').filter((x) => x !== '');
+  return String(path ?? '')
+    .split('/')
+    .filter((x) => x !== '');
 }
 
 /** A path argument, parsed (S2) and checked against the assignment's folder scope. */
@@ -292,8 +303,12 @@ const sharingUpdate: FirstPartyTool = {
   available: (c) => c.has('sharing'),
   definition: {
     name: 'sharing_update_permissions',
-    description: 'Changes the permissions of one of the user\'s shares (by share id). Raising a share to edit access needs the user\'s confirmation. Public links stay read-only.',
-    schema: objectSchema({ shareId: { type: 'string', description: 'Share id from sharing_list.' }, permissions: PERMISSIONS_SCHEMA }, ['shareId', 'permissions']),
+    description:
+      "Changes the permissions of one of the user's shares (by share id). Raising a share to edit access needs the user's confirmation. Public links stay read-only.",
+    schema: objectSchema({ shareId: { type: 'string', description: 'Share id from sharing_list.' }, permissions: PERMISSIONS_SCHEMA }, [
+      'shareId',
+      'permissions',
+    ]),
     policy: writePolicy(),
     label: 'Change share permissions',
     summary: 'Change what someone may do with a share',
@@ -322,7 +337,8 @@ const sharingUpdate: FirstPartyTool = {
       const id = parseShareId(action.args['shareId']);
       const share = await currentShare(env, id);
       if (!isShare(share)) return share;
-      if (!sameState(action.binding, share)) return errorResult(`ERROR: Share ${id} changed since this was prepared. Nothing was done; check it with sharing_list.`);
+      if (!sameState(action.binding, share))
+        return errorResult(`ERROR: Share ${id} changed since this was prepared. Nothing was done; check it with sharing_list.`);
       const updated = await api(env).updatePermissions(id, Number(action.args['permissions']));
       return jsonResult({ updated: view(updated) });
     }),
@@ -347,14 +363,20 @@ const sharingDelete: FirstPartyTool = {
       const id = parseShareId(args['shareId']);
       const share = await currentShare(env, id);
       if (!isShare(share)) return share;
-      return { args: { shareId: id }, binding: shareState(share), description: `remove ${describeShare(share)} (share ${id})`, confirmReason: 'removing a share' };
+      return {
+        args: { shareId: id },
+        binding: shareState(share),
+        description: `remove ${describeShare(share)} (share ${id})`,
+        confirmReason: 'removing a share',
+      };
     }),
   execute: (action, env) =>
     guarded(async () => {
       const id = parseShareId(action.args['shareId']);
       const share = await currentShare(env, id);
       if (!isShare(share)) return share;
-      if (!sameState(action.binding, share)) return errorResult(`ERROR: Share ${id} changed since this was prepared. Nothing was done; check it with sharing_list.`);
+      if (!sameState(action.binding, share))
+        return errorResult(`ERROR: Share ${id} changed since this was prepared. Nothing was done; check it with sharing_list.`);
       await api(env).delete(id);
       return jsonResult({ removed: id, path: share.path });
     }),

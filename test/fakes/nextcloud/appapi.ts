@@ -147,7 +147,8 @@ export class FakeAppApi {
           if (this.initState.progress === 100 && progress !== 0) return ok(ctx);
           if (error !== '') this.initState.error = error;
           else if (this.initState.progress < 100) this.initState.progress = progress;
-          if (progress === 100 && this.finalReportTimesOut) return { status: 504, headers: { 'content-type': 'text/html' }, body: '<html>Gateway Time-out</html>' };
+          if (progress === 100 && this.finalReportTimesOut)
+            return { status: 504, headers: { 'content-type': 'text/html' }, body: '<html>Gateway Time-out</html>' };
           return ok(ctx);
         }),
       ),

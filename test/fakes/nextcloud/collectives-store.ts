@@ -234,7 +234,8 @@ export class FakeCollectivesStore {
     const targetId = parentId || oldParentId;
     if (targetId === id) throw new CollectivesFailure(403, 'Not allowed to move or copy a page to itself');
     const target = this.#locate(c, targetId);
-    if (page.subFolder !== null && this.#isInside(target.file, page.subFolder)) throw new CollectivesFailure(403, 'Not allowed to move or copy a page to a subpage of itself');
+    if (page.subFolder !== null && this.#isInside(target.file, page.subFolder))
+      throw new CollectivesFailure(403, 'Not allowed to move or copy a page to a subpage of itself');
     const title = rawTitle ? sanitizeTitle(rawTitle) : page.info.title;
     const folder = this.#subFolderOf(c, target);
     const fresh = this.#locate(c, id);
@@ -379,7 +380,10 @@ export class FakeCollectivesStore {
 
 /** A Circles id (31 alphanumerics, capture 91). */
 function randomCircleId(): string {
-  return randomBytes(24).toString('base64url').replace(/[^A-Za-z0-9]/g, 'x').slice(0, 31);
+  return randomBytes(24)
+    .toString('base64url')
+    .replace(/[^A-Za-z0-9]/g, 'x')
+    .slice(0, 31);
 }
 
 /**
@@ -389,7 +393,10 @@ function randomCircleId(): string {
  */
 function sanitizeTitle(raw: string): string {
   if (/\p{Cc}/u.test(raw)) throw new CollectivesFailure(400, 'Invalid page title');
-  const title = raw.replace(/\//g, '-').replace(/[*|\\:"<>?]/g, '').replace(/^[ .]+|[ .]+$/g, '');
+  const title = raw
+    .replace(/\//g, '-')
+    .replace(/[*|\\:"<>?]/g, '')
+    .replace(/^[ .]+|[ .]+$/g, '');
   return title === '' ? 'New Page' : title;
 }
 

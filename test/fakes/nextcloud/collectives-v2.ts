@@ -45,7 +45,8 @@ export function handleCollectivesV2(
 ): FakeReply {
   if (store.generation === null) return htmlReply(404, NOT_FOUND_PAGE);
   // 3.x dropped `_api`; its Vue catch-all route (`/{path}`, GET) renders the app page instead.
-  if (store.generation === 3) return method === 'GET' ? htmlReply(200, '<!DOCTYPE html><html><body id="body-user">collectives</body></html>') : htmlReply(404, NOT_FOUND_PAGE);
+  if (store.generation === 3)
+    return method === 'GET' ? htmlReply(200, '<!DOCTYPE html><html><body id="body-user">collectives</body></html>') : htmlReply(404, NOT_FOUND_PAGE);
   if (user === null || user === '') return jsonReply(401, { message: 'Current user is not logged in' });
   const session = sessions.check(headers['cookie'], user);
   const token = headers['requesttoken'];

@@ -47,7 +47,9 @@ export function collectivesV3Routes(store: FakeCollectivesStore): FakeRoute[] {
     },
   });
   return [
-    route('GET', '', 'collective#index', (_ctx, _m, uid) => ({ collectives: store.collectivesOf(uid).map((c) => ({ ...store.collectiveInfo(c, uid), userShowMembers: true })) })),
+    route('GET', '', 'collective#index', (_ctx, _m, uid) => ({
+      collectives: store.collectivesOf(uid).map((c) => ({ ...store.collectiveInfo(c, uid), userShowMembers: true })),
+    })),
     route('GET', '/(\\d+)/pages', 'page#index', (_ctx, m, uid) => ({ pages: store.pages(uid, Number(m[1])).map(v3Page) })),
     route('GET', '/(\\d+)/pages/(\\d+)/touch', 'page#touch', (_ctx, m, uid) => ({ page: v3Page(store.touch(uid, Number(m[1]), Number(m[2]))) })),
     route('GET', '/(\\d+)/pages/(\\d+)', 'page#get', (_ctx, m, uid) => ({ page: v3Page(store.page(uid, Number(m[1]), Number(m[2]))) })),
@@ -58,7 +60,18 @@ export function collectivesV3Routes(store: FakeCollectivesStore): FakeRoute[] {
     route('PUT', '/(\\d+)/pages/(\\d+)', 'page#moveOrCopy', (ctx, m, uid) => {
       if (ctx.params['copy'] === true || ctx.params['copy'] === 'true') throw new CollectivesFailure(400, 'copy is not supported by this fake');
       const title = ctx.params['title'];
-      return { page: v3Page(store.move(uid, Number(m[1]), Number(m[2]), intParam(ctx.params['parentId']), typeof title === 'string' ? title : null, intParam(ctx.params['index']) ?? 0)) };
+      return {
+        page: v3Page(
+          store.move(
+            uid,
+            Number(m[1]),
+            Number(m[2]),
+            intParam(ctx.params['parentId']),
+            typeof title === 'string' ? title : null,
+            intParam(ctx.params['index']) ?? 0,
+          ),
+        ),
+      };
     }),
     route('DELETE', '/(\\d+)/pages/(\\d+)', 'page#trash', (_ctx, m, uid) => ({ page: v3Page(store.trash(uid, Number(m[1]), Number(m[2]))) })),
   ];

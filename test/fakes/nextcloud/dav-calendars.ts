@@ -48,7 +48,11 @@ const REPORT_SET =
   '<d:supported-report><d:report><cal:free-busy-query/></d:report></d:supported-report>';
 
 function unfold(text: string): string[] {
-  return text.replace(/\r\n|\r/g, '\n').replace(/\n[ \t]/g, '').split('\n').filter((l) => l !== '');
+  return text
+    .replace(/\r\n|\r/g, '\n')
+    .replace(/\n[ \t]/g, '')
+    .split('\n')
+    .filter((l) => l !== '');
 }
 
 /** VEVENT blocks as lists of unfolded lines. */
@@ -74,7 +78,16 @@ function propLine(lines: string[], name: string): { params: string; value: strin
 }
 
 function zoneOffsetMs(tz: string, utc: number): number {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' }).formatToParts(new Date(utc));
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone: tz,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  }).formatToParts(new Date(utc));
   const g = (t: string): number => Number(parts.find((x) => x.type === t)?.value ?? 0);
   return Date.UTC(g('year'), g('month') - 1, g('day'), g('hour'), g('minute'), g('second')) - utc;
 }
@@ -103,7 +116,10 @@ function span(ev: string[]): { start: number; end: number } | null {
 }
 
 function icsTime(ms: number): string {
-  return new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}/, '');
+  return new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}/, '');
 }
 
 function parseIcsUtc(s: string | undefined): number | null {
@@ -112,7 +128,12 @@ function parseIcsUtc(s: string | undefined): number | null {
 }
 
 function unescapeXml(s: string): string {
-  return s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&');
+  return s
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&');
 }
 
 function etagOf(data: string, n: number): string {
@@ -151,7 +172,13 @@ export class FakeCalendars {
   shareCalendar(owner: string, uri: string, sharee: string, access: 'read' | 'read-write' = 'read'): FakeCalendar {
     const cal = this.calendar(owner, uri) ?? this.createCalendar(owner, uri, uri);
     cal.invite.push({ href: `principal:principals/users/${sharee}`, name: this.#users.displayName(sharee), access });
-    const mounted: FakeCalendar = { ...cal, uri: `${uri}_shared_by_${owner}`, displayName: `${cal.displayName} (${this.#users.displayName(owner)})`, invite: [], ownerUid: owner };
+    const mounted: FakeCalendar = {
+      ...cal,
+      uri: `${uri}_shared_by_${owner}`,
+      displayName: `${cal.displayName} (${this.#users.displayName(owner)})`,
+      invite: [],
+      ownerUid: owner,
+    };
     this.#home(sharee).set(mounted.uri, mounted);
     return mounted;
   }
@@ -160,7 +187,8 @@ export class FakeCalendars {
   publishCalendar(owner: string, uri: string): void {
     const cal = this.calendar(owner, uri) ?? this.createCalendar(owner, uri, uri);
     cal.publishUrl = `/remote.php/dav/public-calendars/${randomUUID().replace(/-/g, '').slice(0, 16)}`;
-    if (!cal.invite.some((i) => i.href === `principal:principals/users/${owner}`)) cal.invite.push({ href: `principal:principals/users/${owner}`, name: this.#users.displayName(owner), access: 'read-write' });
+    if (!cal.invite.some((i) => i.href === `principal:principals/users/${owner}`))
+      cal.invite.push({ href: `principal:principals/users/${owner}`, name: this.#users.displayName(owner), access: 'read-write' });
   }
 
   calendar(uid: string, uri: string): FakeCalendar | undefined {
@@ -179,7 +207,8 @@ export class FakeCalendars {
   findByUid(uid: string, uidValue: string): Array<{ calendar: string; filename: string; object: FakeCalendarObject }> {
     const out: Array<{ calendar: string; filename: string; object: FakeCalendarObject }> = [];
     for (const cal of this.#home(uid).values()) {
-      for (const [filename, object] of cal.objects) if (vevents(object.data).some((ev) => propLine(ev, 'UID')?.value === uidValue)) out.push({ calendar: cal.uri, filename, object });
+      for (const [filename, object] of cal.objects)
+        if (vevents(object.data).some((ev) => propLine(ev, 'UID')?.value === uidValue)) out.push({ calendar: cal.uri, filename, object });
     }
     return out;
   }
@@ -200,7 +229,18 @@ export class FakeCalendars {
 
   #attendees(data: string): string[] {
     const out: string[] = [];
-    for (const ev of vevents(data)) for (const l of ev) if (/^ATTENDEE[;:]/i.test(l)) out.push((l.split(':').slice(1).join(':').replace(/^mailto:/i, '') || '').toLowerCase());
+    for (const ev of vevents(data))
+      for (const l of ev)
+        if (/^ATTENDEE[;:]/i.test(l))
+          out.push(
+            (
+              l
+                .split(':')
+                .slice(1)
+                .join(':')
+                .replace(/^mailto:/i, '') || ''
+            ).toLowerCase(),
+          );
     return out;
   }
 
@@ -260,7 +300,15 @@ export class FakeCalendars {
     set(p('d', 'supported-report-set'), REPORT_SET);
     set(p('oc', 'owner-principal'), `principals/users/${escapeXml(cal.ownerUid ?? owner)}`);
     // As Nextcloud 33 answers (test/fixtures/nextcloud33/calendar-sharing-facts.json): an empty `oc:invite` when unshared.
-    set(p('oc', 'invite'), cal.invite.map((i) => `<oc:user><d:href>${escapeXml(i.href)}</d:href><oc:common-name>${escapeXml(i.name)}</oc:common-name><oc:invite-accepted/><oc:access><oc:${i.access}/></oc:access></oc:user>`).join(''));
+    set(
+      p('oc', 'invite'),
+      cal.invite
+        .map(
+          (i) =>
+            `<oc:user><d:href>${escapeXml(i.href)}</d:href><oc:common-name>${escapeXml(i.name)}</oc:common-name><oc:invite-accepted/><oc:access><oc:${i.access}/></oc:access></oc:user>`,
+        )
+        .join(''),
+    );
     if (cal.publishUrl) set(p('cs', 'publish-url'), `<d:href>${escapeXml(cal.publishUrl)}</d:href>`);
     return { href: hrefOf(['calendars', owner, cal.uri], true), props };
   }
@@ -275,7 +323,8 @@ export class FakeCalendars {
   }
 
   handleRoot(method: string, user: string, body: string): FakeReply {
-    if (method !== 'PROPFIND') return method === 'OPTIONS' ? empty(200, { dav: DAV_HEADER_FILES }) : davError(501, 'NotImplemented', `${method} is not implemented`);
+    if (method !== 'PROPFIND')
+      return method === 'OPTIONS' ? empty(200, { dav: DAV_HEADER_FILES }) : davError(501, 'NotImplemented', `${method} is not implemented`);
     const props = new Map([[key(p('d', 'current-user-principal')), `<d:href>/remote.php/dav/principals/users/${encodeURIComponent(user)}/</d:href>`]]);
     return xmlReply(207, multistatus([{ href: '/remote.php/dav/', props }], requestedProps(body), []), { dav: DAV_HEADER_FILES });
   }
@@ -308,14 +357,26 @@ export class FakeCalendars {
       const resources: DavResource[] = [{ href: hrefOf(['calendars', owner], true), props: new Map([[key(p('d', 'resourcetype')), '<d:collection/>']]) }];
       if ((header(headers, 'depth') ?? '1') !== '0') {
         for (const cal of home.values()) resources.push(this.#calendarResource(owner, cal));
-        resources.push({ href: hrefOf(['calendars', owner, 'inbox'], true), props: new Map([[key(p('d', 'resourcetype')), '<d:collection/><cal:schedule-inbox/>']]) });
-        resources.push({ href: hrefOf(['calendars', owner, 'outbox'], true), props: new Map([[key(p('d', 'resourcetype')), '<d:collection/><cal:schedule-outbox/>']]) });
+        resources.push({
+          href: hrefOf(['calendars', owner, 'inbox'], true),
+          props: new Map([[key(p('d', 'resourcetype')), '<d:collection/><cal:schedule-inbox/>']]),
+        });
+        resources.push({
+          href: hrefOf(['calendars', owner, 'outbox'], true),
+          props: new Map([[key(p('d', 'resourcetype')), '<d:collection/><cal:schedule-outbox/>']]),
+        });
       }
       return xmlReply(207, multistatus(resources, requestedProps(body), []), { dav: DAV_HEADER_CALDAV });
     }
     if (calUri === 'outbox') return method === 'POST' ? this.#outbox(owner, body) : davError(501, 'NotImplemented', `${method} is not implemented`);
     if (calUri === 'inbox') {
-      const resources = [...this.inbox(owner)].map(([name, obj]) => ({ href: hrefOf(['calendars', owner, 'inbox', name], false), props: new Map([[key(p('d', 'getetag')), escapeXml(obj.etag)], [key(p('cal', 'calendar-data')), escapeXml(obj.data)]]) }));
+      const resources = [...this.inbox(owner)].map(([name, obj]) => ({
+        href: hrefOf(['calendars', owner, 'inbox', name], false),
+        props: new Map([
+          [key(p('d', 'getetag')), escapeXml(obj.etag)],
+          [key(p('cal', 'calendar-data')), escapeXml(obj.data)],
+        ]),
+      }));
       return xmlReply(207, multistatus(resources, requestedProps(body), []));
     }
     const cal = home.get(calUri);
@@ -329,7 +390,8 @@ export class FakeCalendars {
     if (filename === undefined) {
       if (method === 'PROPFIND') {
         const resources = [this.#calendarResource(owner, cal)];
-        if ((header(headers, 'depth') ?? '0') !== '0') for (const [name, obj] of cal.objects) resources.push(this.#objectResource(owner, cal, name, obj, false));
+        if ((header(headers, 'depth') ?? '0') !== '0')
+          for (const [name, obj] of cal.objects) resources.push(this.#objectResource(owner, cal, name, obj, false));
         return xmlReply(207, multistatus(resources, requestedProps(body), []), { dav: DAV_HEADER_CALDAV });
       }
       if (method === 'REPORT') return this.#report(owner, cal, body);
@@ -338,7 +400,12 @@ export class FakeCalendars {
     const obj = cal.objects.get(filename);
     const ifMatch = header(headers, 'if-match');
     const preconditionFailed = (): FakeReply => {
-      const reply = davError(412, 'PreconditionFailed', 'An If-Match header was specified, but none of the specified ETags matched.', '  <s:header>If-Match</s:header>\n');
+      const reply = davError(
+        412,
+        'PreconditionFailed',
+        'An If-Match header was specified, but none of the specified ETags matched.',
+        '  <s:header>If-Match</s:header>\n',
+      );
       if (obj) reply.headers['etag'] = obj.etag;
       return reply;
     };
@@ -350,12 +417,21 @@ export class FakeCalendars {
         if (!obj) return davError(404, 'NotFound', `Calendar object not found`);
         return xmlReply(207, multistatus([this.#objectResource(owner, cal, filename, obj, false)], requestedProps(body), []), { dav: DAV_HEADER_CALDAV });
       case 'PUT': {
-        if (header(headers, 'if-none-match') === '*' && obj) return davError(412, 'PreconditionFailed', 'An If-None-Match header was specified, but the ETag matched (or * was specified).', '  <s:header>If-None-Match</s:header>\n');
+        if (header(headers, 'if-none-match') === '*' && obj)
+          return davError(
+            412,
+            'PreconditionFailed',
+            'An If-None-Match header was specified, but the ETag matched (or * was specified).',
+            '  <s:header>If-None-Match</s:header>\n',
+          );
         if (ifMatch !== undefined && (!obj || obj.etag !== ifMatch)) return preconditionFailed();
-        if (!/BEGIN:VCALENDAR/.test(body) || vevents(body).length === 0) return davError(415, 'UnsupportedMediaType', 'This resource only supports valid iCalendar 2.0 data');
+        if (!/BEGIN:VCALENDAR/.test(body) || vevents(body).length === 0)
+          return davError(415, 'UnsupportedMediaType', 'This resource only supports valid iCalendar 2.0 data');
         const scheduled = this.#attendees(body).length > 0;
         // The scheduling plugin rewrites the object, so no ETag comes back (capture 83).
-        const stored = scheduled ? body.replace(/^(ATTENDEE(?!;[^:]*SCHEDULE-STATUS)[^:\r\n]*)(:mailto:)/gim, (_m, a: string, b: string) => `${a};SCHEDULE-STATUS=1.2${b}`) : body;
+        const stored = scheduled
+          ? body.replace(/^(ATTENDEE(?!;[^:]*SCHEDULE-STATUS)[^:\r\n]*)(:mailto:)/gim, (_m, a: string, b: string) => `${a};SCHEDULE-STATUS=1.2${b}`)
+          : body;
         const next = { data: stored, etag: etagOf(stored, ++this.#stamp) };
         cal.objects.set(filename, next);
         cal.sync += 1;
@@ -414,7 +490,12 @@ export class FakeCalendars {
     const lines = unfold(body);
     const from = parseIcsUtc(lines.find((l) => l.startsWith('DTSTART:'))?.slice(8));
     const to = parseIcsUtc(lines.find((l) => l.startsWith('DTEND:'))?.slice(6));
-    const organizer = lines.find((l) => l.startsWith('ORGANIZER'))?.split(':').slice(1).join(':') ?? '';
+    const organizer =
+      lines
+        .find((l) => l.startsWith('ORGANIZER'))
+        ?.split(':')
+        .slice(1)
+        .join(':') ?? '';
     const selfEmail = (this.#users.get(owner)?.email ?? '').toLowerCase();
     if (from === null || to === null || organizer.replace(/^mailto:/i, '').toLowerCase() !== selfEmail) {
       return davError(403, 'Forbidden', 'The organizer in the request did not match your own calendar-user-address');
@@ -425,7 +506,8 @@ export class FakeCalendars {
       .map((l) => l.split(':').slice(1).join(':'))
       .map((address) => {
         const who = this.#uidByEmail(address);
-        if (!who) return `<cal:response><cal:recipient><d:href>${escapeXml(address)}</d:href></cal:recipient><cal:request-status>3.7;Could not find principal</cal:request-status></cal:response>`;
+        if (!who)
+          return `<cal:response><cal:recipient><d:href>${escapeXml(address)}</d:href></cal:recipient><cal:request-status>3.7;Could not find principal</cal:request-status></cal:response>`;
         const data = this.#vfreebusy(who, from, to, ['METHOD:REPLY', `ATTENDEE:${address}`, `UID:${uid}`, `ORGANIZER:${organizer}`]);
         return `<cal:response><cal:recipient><d:href>${escapeXml(address)}</d:href></cal:recipient><cal:request-status>2.0;Success</cal:request-status><cal:calendar-data>${escapeXml(data)}</cal:calendar-data></cal:response>`;
       });

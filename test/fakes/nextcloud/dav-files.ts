@@ -274,12 +274,20 @@ export class FakeFiles {
     set(p('oc', 'fileid'), String(n.fileId));
     set(p('oc', 'id'), `${String(n.fileId).padStart(8, '0')}oc36kcuq1p4r`);
     const mounted = this.#mountPermissions(this.#walk(owner, segments), owner);
-    set(p('oc', 'permissions'), mounted === undefined ? this.#permissions(n, segments.length === 0) : n.folder ? mounted : /[CW]/.test(mounted) ? 'RGDNVW' : mounted.replace(/[CK]/g, ''));
+    set(
+      p('oc', 'permissions'),
+      mounted === undefined ? this.#permissions(n, segments.length === 0) : n.folder ? mounted : /[CW]/.test(mounted) ? 'RGDNVW' : mounted.replace(/[CK]/g, ''),
+    );
     set(p('oc', 'size'), String(sizeOf(n)));
     set(p('oc', 'owner-id'), escapeXml(n.ownerId ?? owner));
     set(p('oc', 'owner-display-name'), escapeXml(n.ownerId ?? owner));
     set(p('oc', 'favorite'), '0');
-    set(p('oc', 'share-types'), this.shareTypesOf(owner, n.fileId).map((t) => `<oc:share-type>${t}</oc:share-type>`).join(''));
+    set(
+      p('oc', 'share-types'),
+      this.shareTypesOf(owner, n.fileId)
+        .map((t) => `<oc:share-type>${t}</oc:share-type>`)
+        .join(''),
+    );
     set(p('nc', 'mount-type'), n.mountType);
     set(p('nc', 'has-preview'), n.folder ? 'false' : 'true');
     if (!n.folder) {
@@ -305,7 +313,9 @@ export class FakeFiles {
         if (!target) return davError(404, 'NotFound', `File with name /${where} could not be located`);
         const depth = header(headers, 'depth') ?? '1';
         const resources = [this.#resource(owner, segments, target)];
-        if (depth !== '0' && target.folder) for (const c of [...target.children.values()].sort((a, b) => a.name.localeCompare(b.name))) resources.push(this.#resource(owner, [...segments, c.name], c));
+        if (depth !== '0' && target.folder)
+          for (const c of [...target.children.values()].sort((a, b) => a.name.localeCompare(b.name)))
+            resources.push(this.#resource(owner, [...segments, c.name], c));
         return xmlReply(207, multistatus(resources, requestedProps(body), FILE_ALLPROP), { dav: DAV_HEADER_FILES });
       }
       case 'HEAD':
@@ -314,7 +324,11 @@ export class FakeFiles {
         if (target.folder) return davError(501, 'NotImplemented', 'GET is only implemented on File objects');
         return {
           status: 200,
-          headers: { 'content-type': target.mime.startsWith('text/') ? `${target.mime};charset=UTF-8` : target.mime, 'last-modified': httpDate(target.mtime), ...this.#headers(target) },
+          headers: {
+            'content-type': target.mime.startsWith('text/') ? `${target.mime};charset=UTF-8` : target.mime,
+            'last-modified': httpDate(target.mtime),
+            ...this.#headers(target),
+          },
           body: method === 'HEAD' ? '' : target.content,
         };
       }
@@ -326,9 +340,20 @@ export class FakeFiles {
         if (this.#denied(parentChain, owner)) return davError(403, 'Forbidden', 'You do not have permission to write here');
         const ifMatch = header(headers, 'if-match');
         const ifNoneMatch = header(headers, 'if-none-match');
-        if (ifNoneMatch === '*' && target) return davError(412, 'PreconditionFailed', 'An If-None-Match header was specified, but the ETag matched (or * was specified).', '  <s:header>If-None-Match</s:header>\n');
+        if (ifNoneMatch === '*' && target)
+          return davError(
+            412,
+            'PreconditionFailed',
+            'An If-None-Match header was specified, but the ETag matched (or * was specified).',
+            '  <s:header>If-None-Match</s:header>\n',
+          );
         if (ifMatch !== undefined && (!target || !etagMatches(ifMatch, target.etag))) {
-          const reply = davError(412, 'PreconditionFailed', 'An If-Match header was specified, but none of the specified ETags matched.', '  <s:header>If-Match</s:header>\n');
+          const reply = davError(
+            412,
+            'PreconditionFailed',
+            'An If-Match header was specified, but none of the specified ETags matched.',
+            '  <s:header>If-Match</s:header>\n',
+          );
           if (target) reply.headers['etag'] = target.etag;
           return reply;
         }
@@ -343,7 +368,8 @@ export class FakeFiles {
         parent.children.set(name, node);
         this.#touch(parentChain ?? []);
         // A new file: created, then written (as the real server sends them).
-        for (const c of ['NodeCreatedEvent', 'NodeWrittenEvent'] as const) this.onNodeEvent({ class: c, uid: user, data: { node: { id: node.fileId, path: nodePath(owner, segments) } } });
+        for (const c of ['NodeCreatedEvent', 'NodeWrittenEvent'] as const)
+          this.onNodeEvent({ class: c, uid: user, data: { node: { id: node.fileId, path: nodePath(owner, segments) } } });
         return empty(201, this.#headers(node));
       }
       case 'MKCOL': {
@@ -361,7 +387,13 @@ export class FakeFiles {
       case 'MOVE': {
         if (!target || !chain) return davError(404, 'NotFound', `File with name ${where} could not be located`);
         const ifMatch = header(headers, 'if-match');
-        if (ifMatch !== undefined && !etagMatches(ifMatch, target.etag)) return davError(412, 'PreconditionFailed', 'An If-Match header was specified, but none of the specified ETags matched.', '  <s:header>If-Match</s:header>\n');
+        if (ifMatch !== undefined && !etagMatches(ifMatch, target.etag))
+          return davError(
+            412,
+            'PreconditionFailed',
+            'An If-Match header was specified, but none of the specified ETags matched.',
+            '  <s:header>If-Match</s:header>\n',
+          );
         const dest = destinationSegments(header(headers, 'destination'), baseUrl);
         if (!dest || dest[0] !== 'files' || dest[1] !== owner || dest.length < 3) return davError(502, 'BadGateway', 'The destination is not on this server');
         const destSegs = dest.slice(2);
@@ -372,7 +404,12 @@ export class FakeFiles {
         const existing = destParent.children.get(destName);
         if (existing) {
           if ((header(headers, 'overwrite') ?? 'T').toUpperCase() === 'F') {
-            return davError(412, 'PreconditionFailed', 'The destination node already exists, and the overwrite header is set to false', '  <s:header>Overwrite</s:header>\n');
+            return davError(
+              412,
+              'PreconditionFailed',
+              'The destination node already exists, and the overwrite header is set to false',
+              '  <s:header>Overwrite</s:header>\n',
+            );
           }
           destParent.children.delete(destName);
         }
@@ -383,19 +420,30 @@ export class FakeFiles {
           destParent.children.set(destName, target);
           this.#touch(chain.slice(0, -1));
           this.#touch(destChain ?? []);
-          this.onNodeEvent({ class: 'NodeRenamedEvent', uid: user, data: { source: { path: nodePath(owner, segments) }, target: { id: target.fileId, path: nodePath(owner, destSegs) } } });
+          this.onNodeEvent({
+            class: 'NodeRenamedEvent',
+            uid: user,
+            data: { source: { path: nodePath(owner, segments) }, target: { id: target.fileId, path: nodePath(owner, destSegs) } },
+          });
           return empty(existing ? 204 : 201, this.#headers(target));
         }
         const copy = this.#clone(target, destName);
         destParent.children.set(destName, copy);
         this.#touch(destChain ?? []);
-        for (const c of ['NodeCreatedEvent', 'NodeWrittenEvent'] as const) this.onNodeEvent({ class: c, uid: user, data: { node: { id: copy.fileId, path: nodePath(owner, destSegs) } } });
+        for (const c of ['NodeCreatedEvent', 'NodeWrittenEvent'] as const)
+          this.onNodeEvent({ class: c, uid: user, data: { node: { id: copy.fileId, path: nodePath(owner, destSegs) } } });
         return empty(existing ? 204 : 201, { 'oc-fileid': this.#headers(copy)['oc-fileid'] ?? '' });
       }
       case 'DELETE': {
         if (!target || !chain || segments.length === 0) return davError(404, 'NotFound', `File with name ${where} could not be located`);
         const ifMatch = header(headers, 'if-match');
-        if (ifMatch !== undefined && !etagMatches(ifMatch, target.etag)) return davError(412, 'PreconditionFailed', 'An If-Match header was specified, but none of the specified ETags matched.', '  <s:header>If-Match</s:header>\n');
+        if (ifMatch !== undefined && !etagMatches(ifMatch, target.etag))
+          return davError(
+            412,
+            'PreconditionFailed',
+            'An If-Match header was specified, but none of the specified ETags matched.',
+            '  <s:header>If-Match</s:header>\n',
+          );
         chain[chain.length - 2]?.children.delete(name);
         const trash = this.trashOf(owner);
         let deletedAt = Math.floor(this.#now() / 1000);
@@ -439,7 +487,9 @@ export class FakeFiles {
     const itemId = rest[1];
     if (method === 'PROPFIND' && itemId === undefined) {
       const asked = requestedProps(body);
-      const resources: DavResource[] = [{ href: hrefOf(['trashbin', owner, 'trash'], true), props: new Map([[key(p('d', 'resourcetype')), '<d:collection/>']]) }];
+      const resources: DavResource[] = [
+        { href: hrefOf(['trashbin', owner, 'trash'], true), props: new Map([[key(p('d', 'resourcetype')), '<d:collection/>']]) },
+      ];
       for (const it of items) {
         const props = new Map<string, string>();
         const set = (pn: PropName, v: string): void => void props.set(key(pn), v);
@@ -498,7 +548,9 @@ export class FakeFiles {
     if (!node || node.folder) return davError(404, 'NotFound', 'Versions not found');
     const versionId = rest[2];
     if (method === 'PROPFIND' && versionId === undefined) {
-      const resources: DavResource[] = [{ href: hrefOf(['versions', owner, 'versions', String(fileId)], true), props: new Map([[key(p('d', 'resourcetype')), '<d:collection/>']]) }];
+      const resources: DavResource[] = [
+        { href: hrefOf(['versions', owner, 'versions', String(fileId)], true), props: new Map([[key(p('d', 'resourcetype')), '<d:collection/>']]) },
+      ];
       // Like NC 29 (capture 74), the current version is listed too.
       const all = [...node.versions, { id: this.#currentVersionId(node), content: node.content, mtime: node.mtime, label: '' }];
       for (const v of all) {
@@ -514,7 +566,9 @@ export class FakeFiles {
       }
       return xmlReply(207, multistatus(resources, requestedProps(body), []), { dav: DAV_HEADER_FILES });
     }
-    const version = node.versions.find((v) => v.id === versionId) ?? (versionId === this.#currentVersionId(node) ? { id: versionId, content: node.content, mtime: node.mtime, label: '' } : undefined);
+    const version =
+      node.versions.find((v) => v.id === versionId) ??
+      (versionId === this.#currentVersionId(node) ? { id: versionId, content: node.content, mtime: node.mtime, label: '' } : undefined);
     if (!version) return davError(404, 'NotFound', 'Version not found');
     if (method === 'GET') return { status: 200, headers: { 'content-type': node.mime, etag: version.id }, body: version.content };
     if (method === 'MOVE') {

@@ -12,7 +12,8 @@ export const NS_PREFIX: Record<string, string> = {
   'http://nextcloud.org/ns': 'nc',
 };
 
-export const DAV_HEADER_FILES = '1, 3, extended-mkcol, access-control, calendarserver-principal-property-search, nextcloud-checksum-update, nc-calendar-search, nc-enable-birthday-calendar';
+export const DAV_HEADER_FILES =
+  '1, 3, extended-mkcol, access-control, calendarserver-principal-property-search, nextcloud-checksum-update, nc-calendar-search, nc-enable-birthday-calendar';
 export const DAV_HEADER_CALDAV =
   '1, 3, extended-mkcol, access-control, calendarserver-principal-property-search, calendar-access, calendar-proxy, calendar-auto-schedule, calendar-availability, nc-calendar-trashbin, nc-calendar-webcal-cache, calendarserver-subscribed, oc-resource-sharing, oc-calendar-publishing, calendarserver-sharing, nextcloud-checksum-update, nc-calendar-search, nc-enable-birthday-calendar';
 
@@ -87,7 +88,8 @@ export function multistatus(resources: DavResource[], asked: PropName[] | 'allpr
     if (found.length > 0 || missing.length === 0) {
       xml += `<d:propstat><d:prop>${found.map((p) => tag(p, r.props.get(key(p)) ?? '')).join('')}</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat>`;
     }
-    if (missing.length > 0) xml += `<d:propstat><d:prop>${missing.map((p) => tag(p, null)).join('')}</d:prop><d:status>HTTP/1.1 404 Not Found</d:status></d:propstat>`;
+    if (missing.length > 0)
+      xml += `<d:propstat><d:prop>${missing.map((p) => tag(p, null)).join('')}</d:prop><d:status>HTTP/1.1 404 Not Found</d:status></d:propstat>`;
     parts.push(`${xml}</d:response>`);
   }
   return `<?xml version="1.0"?>\n<d:multistatus xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns" xmlns:cal="urn:ietf:params:xml:ns:caldav" xmlns:cs="http://calendarserver.org/ns/" xmlns:oc="http://owncloud.org/ns" xmlns:nc="http://nextcloud.org/ns">${parts.join('')}</d:multistatus>\n`;

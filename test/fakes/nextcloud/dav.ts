@@ -62,7 +62,9 @@ export class FakeDav {
       case 'versions':
         return this.files.handleVersions(method, owner, rest, user, headers, body, base);
       case 'principals':
-        return owner === 'users' && rest[0] !== undefined ? this.calendars.handlePrincipal(method, rest[0], user, body) : davError(404, 'NotFound', 'Principal not found');
+        return owner === 'users' && rest[0] !== undefined
+          ? this.calendars.handlePrincipal(method, rest[0], user, body)
+          : davError(404, 'NotFound', 'Principal not found');
       case 'calendars':
         return this.calendars.handleCalendars(method, owner, rest, user, headers, body);
       default:

@@ -193,7 +193,10 @@ export class FakeDeck {
   addCard(
     stackId: number,
     owner: string,
-    input: Partial<Pick<FakeDeckCard, 'title' | 'description' | 'duedate' | 'order' | 'archived' | 'labels' | 'type' | 'done'>> & { assigned?: string[]; assignedGroups?: string[] } = {},
+    input: Partial<Pick<FakeDeckCard, 'title' | 'description' | 'duedate' | 'order' | 'archived' | 'labels' | 'type' | 'done'>> & {
+      assigned?: string[];
+      assignedGroups?: string[];
+    } = {},
   ): FakeDeckCard {
     const s = this.#seconds();
     const card: FakeDeckCard = {
@@ -320,7 +323,12 @@ export class FakeDeck {
 
   #boardJson(b: FakeDeckBoard, uid: string, full: boolean): Record<string, unknown> {
     const p = this.perms(uid, b);
-    const stacks = full ? [...this.stacks.values()].filter((s) => s.boardId === b.id && s.deletedAt === 0).sort((x, y) => x.id - y.id).map((s) => this.#stackJson(s, null)) : [];
+    const stacks = full
+      ? [...this.stacks.values()]
+          .filter((s) => s.boardId === b.id && s.deletedAt === 0)
+          .sort((x, y) => x.id - y.id)
+          .map((s) => this.#stackJson(s, null))
+      : [];
     return {
       id: b.id,
       title: b.title,
@@ -394,7 +402,19 @@ export class FakeDeck {
   /** The card entity without CardService's enrichment (capture 90 createCard and moveCardToDone). */
   #rawCardJson(c: FakeDeckCard): Record<string, unknown> {
     const { overdue: _overdue, ...shape } = this.#cardJson(c);
-    return { ...shape, descriptionPrev: null, labels: null, assignedUsers: null, attachments: null, attachmentCount: null, owner: c.owner, notified: false, commentsCount: 0, relatedStack: null, relatedBoard: null };
+    return {
+      ...shape,
+      descriptionPrev: null,
+      labels: null,
+      assignedUsers: null,
+      attachments: null,
+      attachmentCount: null,
+      owner: c.owner,
+      notified: false,
+      commentsCount: 0,
+      relatedStack: null,
+      relatedBoard: null,
+    };
   }
 
   /** StackService::findAllArchived: the entity with its labels and attachment count only. */
@@ -415,7 +435,20 @@ export class FakeDeck {
       actorDisplayName: this.#users.displayName(c.actorId),
       creationDateTime: iso(c.created),
       mentions: [...new Set(mentions)].map((u) => ({ mentionId: u, mentionType: 'user', mentionDisplayName: this.#users.displayName(u) })),
-      ...(parent ? { replyTo: { id: parent.id, objectId: parent.cardId, message: parent.message, actorId: parent.actorId, actorType: 'users', actorDisplayName: this.#users.displayName(parent.actorId), creationDateTime: iso(parent.created), mentions: [] } } : {}),
+      ...(parent
+        ? {
+            replyTo: {
+              id: parent.id,
+              objectId: parent.cardId,
+              message: parent.message,
+              actorId: parent.actorId,
+              actorType: 'users',
+              actorDisplayName: this.#users.displayName(parent.actorId),
+              creationDateTime: iso(parent.created),
+              mentions: [],
+            },
+          }
+        : {}),
     };
   }
 
@@ -448,7 +481,10 @@ export class FakeDeck {
       }
       return json(200, out);
     } catch (err) {
-      if (err instanceof DeckError) return err.bare ? { status: err.status, headers: { 'content-type': 'text/html; charset=UTF-8' }, body: '' } : json(err.status, { status: err.status, message: err.message });
+      if (err instanceof DeckError)
+        return err.bare
+          ? { status: err.status, headers: { 'content-type': 'text/html; charset=UTF-8' }, body: '' }
+          : json(err.status, { status: err.status, message: err.message });
       throw err;
     }
   }
@@ -495,7 +531,15 @@ export class FakeDeck {
         return [...this.stacks.values()]
           .filter((s) => s.boardId === board.id && s.deletedAt === 0)
           .sort((a, b) => a.id - b.id)
-          .map((s) => this.#stackJson(s, [...this.cards.values()].filter((c) => c.stackId === s.id && c.deletedAt === 0 && c.archived === archived).sort((a, b) => a.order - b.order || a.id - b.id), archived));
+          .map((s) =>
+            this.#stackJson(
+              s,
+              [...this.cards.values()]
+                .filter((c) => c.stackId === s.id && c.deletedAt === 0 && c.archived === archived)
+                .sort((a, b) => a.order - b.order || a.id - b.id),
+              archived,
+            ),
+          );
       }
       if (method === 'POST' && !archived) {
         if (!('order' in body) || !('title' in body)) throw bareBadRequest();
@@ -564,7 +608,12 @@ export class FakeDeck {
     }
     if ((m = /^\/boards\/(\d+)\/acl$/.exec(rest)) && method === 'POST') {
       const board = this.#check(uid, 'board', n(1), 'share');
-      const acl = this.share(board.id, String(body['participant']), { edit: body['permissionEdit'] === true, share: body['permissionShare'] === true, manage: body['permissionManage'] === true }, Number(body['type'] ?? 0));
+      const acl = this.share(
+        board.id,
+        String(body['participant']),
+        { edit: body['permissionEdit'] === true, share: body['permissionShare'] === true, manage: body['permissionManage'] === true },
+        Number(body['type'] ?? 0),
+      );
       return this.#aclJson(acl, board.id);
     }
     if ((m = /^\/boards\/(\d+)\/stacks\/(\d+)\/cards$/.exec(rest)) && method === 'POST') {
@@ -712,15 +761,17 @@ export class FakeDeck {
   ocsRoutes(): FakeRoute[] {
     const base = /^\/apps\/deck\/api\/v1\.0\/cards\/(\d+)\/comments$/;
     const one = /^\/apps\/deck\/api\/v1\.0\/cards\/(\d+)\/comments\/(\d+)$/;
-    const wrap = (fn: (ctx: RouteContext, m: RegExpExecArray) => unknown) => (ctx: RouteContext, m: RegExpExecArray): FakeReply => {
-      this.actors.push({ uid: ctx.user, method: '(ocs)', path: m[0] });
-      try {
-        return ocsData(ctx.version, ctx.format, fn(ctx, m));
-      } catch (err) {
-        if (err instanceof DeckError) return ocsFailure(ctx.version, ctx.format, err.status, err.message);
-        throw err;
-      }
-    };
+    const wrap =
+      (fn: (ctx: RouteContext, m: RegExpExecArray) => unknown) =>
+      (ctx: RouteContext, m: RegExpExecArray): FakeReply => {
+        this.actors.push({ uid: ctx.user, method: '(ocs)', path: m[0] });
+        try {
+          return ocsData(ctx.version, ctx.format, fn(ctx, m));
+        } catch (err) {
+          if (err instanceof DeckError) return ocsFailure(ctx.version, ctx.format, err.status, err.message);
+          throw err;
+        }
+      };
     const uidOf = (ctx: RouteContext): string => ctx.user ?? '';
     return [
       {

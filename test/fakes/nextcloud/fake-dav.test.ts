@@ -8,7 +8,12 @@ const SECRET = 'fake-dav-test-secret-0123456789abcdef';
 
 describe('fake Nextcloud: WebDAV, CalDAV and sharing', () => {
   let nc: FakeNextcloud;
-  const as = (uid: string, extra: Record<string, string> = {}): Record<string, string> => ({ 'EX-APP-ID': 'educai', 'EX-APP-VERSION': '1.0.0', 'AUTHORIZATION-APP-API': nc.authHeaderFor(uid), ...extra });
+  const as = (uid: string, extra: Record<string, string> = {}): Record<string, string> => ({
+    'EX-APP-ID': 'educai',
+    'EX-APP-VERSION': '1.0.0',
+    'AUTHORIZATION-APP-API': nc.authHeaderFor(uid),
+    ...extra,
+  });
 
   before(async () => {
     nc = await FakeNextcloud.start({ appId: 'educai', appSecret: SECRET });
@@ -37,10 +42,14 @@ describe('fake Nextcloud: WebDAV, CalDAV and sharing', () => {
   });
 
   it('answers PROPFIND with the asked-for props in 200 and the unknown ones in 404 propstats (capture 70)', async () => {
-    const body = '<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><d:getetag/><oc:fileid/><oc:does-not-exist/></d:prop></d:propfind>';
+    const body =
+      '<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><d:getetag/><oc:fileid/><oc:does-not-exist/></d:prop></d:propfind>';
     const res = await fetch(`${nc.url}/remote.php/dav/files/alice/EducAI-worksheet.txt`, { method: 'PROPFIND', headers: as('alice', { Depth: '0' }), body });
     const text = await res.text();
-    assert.match(text, /<d:propstat><d:prop><d:getetag>&quot;[0-9a-f]+&quot;<\/d:getetag><oc:fileid>\d+<\/oc:fileid><\/d:prop><d:status>HTTP\/1\.1 200 OK<\/d:status><\/d:propstat>/);
+    assert.match(
+      text,
+      /<d:propstat><d:prop><d:getetag>&quot;[0-9a-f]+&quot;<\/d:getetag><oc:fileid>\d+<\/oc:fileid><\/d:prop><d:status>HTTP\/1\.1 200 OK<\/d:status><\/d:propstat>/,
+    );
     assert.match(text, /<d:propstat><d:prop><oc:does-not-exist\/><\/d:prop><d:status>HTTP\/1\.1 404 Not Found<\/d:status><\/d:propstat>/);
   });
 

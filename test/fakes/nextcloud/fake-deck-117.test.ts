@@ -12,7 +12,10 @@ import type { CapturedExchange } from './fixtures.ts';
 import { FakeNextcloud } from './server.ts';
 
 const SECRET = 'fake-deck-117-secret-0123456789';
-const CAPTURE = JSON.parse(readFileSync(new URL('../../fixtures/nextcloud33/deck-1.17-boards-stacks-labels.json', import.meta.url), 'utf8')) as Record<string, CapturedExchange>;
+const CAPTURE = JSON.parse(readFileSync(new URL('../../fixtures/nextcloud33/deck-1.17-boards-stacks-labels.json', import.meta.url), 'utf8')) as Record<
+  string,
+  CapturedExchange
+>;
 const API = '/index.php/apps/deck/api/v1.0';
 type Kind = 'boards' | 'stacks' | 'cards' | 'labels';
 type Json = Record<string, unknown>;
@@ -28,7 +31,9 @@ function parse(body: string): unknown {
 }
 
 function keys(v: unknown): string[] {
-  return Object.keys(v as object).filter((k) => k !== 'cards').sort();
+  return Object.keys(v as object)
+    .filter((k) => k !== 'cards')
+    .sort();
 }
 
 describe('the fake Deck against Deck 1.17 (boards, stacks, labels)', () => {
@@ -46,7 +51,11 @@ describe('the fake Deck against Deck 1.17 (boards, stacks, labels)', () => {
     // Alice's other board on the real server (Deck's welcome board), the target of the stack moved by its URL.
     const welcome = nc.deck.createBoard('alice', 'Welcome to Nextcloud Deck!');
     ids.boards.set(1, welcome.id);
-    const created = new Set(Object.entries(CAPTURE).filter(([step]) => step.startsWith('createStack')).map(([, x]) => (parse(x.response.body) as Json | null)?.['id']));
+    const created = new Set(
+      Object.entries(CAPTURE)
+        .filter(([step]) => step.startsWith('createStack'))
+        .map(([, x]) => (parse(x.response.body) as Json | null)?.['id']),
+    );
     for (const s of parse(CAPTURE['stacksOfOtherBoardAfterCrossUrl']?.response.body ?? '[]') as Json[]) {
       if (!created.has(s['id'])) nc.deck.addStack(welcome.id, String(s['title']), Number(s['order']));
     }
@@ -57,7 +66,9 @@ describe('the fake Deck against Deck 1.17 (boards, stacks, labels)', () => {
     };
     let ourBoard = 0;
     for (const [step, x] of Object.entries(CAPTURE)) {
-      const path = new URL(x.request.url).pathname.slice(API.length).replace(/\/(boards|stacks|cards|labels)\/(\d+)/g, (_all, kind: Kind, id: string) => `/${kind}/${map(kind, Number(id))}`);
+      const path = new URL(x.request.url).pathname
+        .slice(API.length)
+        .replace(/\/(boards|stacks|cards|labels)\/(\d+)/g, (_all, kind: Kind, id: string) => `/${kind}/${map(kind, Number(id))}`);
       const body = x.request.body ? (JSON.parse(x.request.body) as Json) : undefined;
       if (body && typeof body['labelId'] === 'number') body['labelId'] = map('labels', body['labelId']);
       const session = client.as(issueFromConfirmedTalkAuthor(userOf(x)));
@@ -85,7 +96,8 @@ describe('the fake Deck against Deck 1.17 (boards, stacks, labels)', () => {
         if (kind === 'boards') {
           ourBoard = (got as Json)['id'] as number;
           const fakeLabels = (got as { labels: Json[] }).labels;
-          for (const l of (want as { labels: Json[] }).labels) ids.labels.set(l['id'] as number, fakeLabels.find((f) => f['title'] === l['title'])?.['id'] as number);
+          for (const l of (want as { labels: Json[] }).labels)
+            ids.labels.set(l['id'] as number, fakeLabels.find((f) => f['title'] === l['title'])?.['id'] as number);
         }
       }
       if (Array.isArray(want)) {
@@ -97,7 +109,11 @@ describe('the fake Deck against Deck 1.17 (boards, stacks, labels)', () => {
           assert.deepEqual(keys(fake), keys(mine), `${step}: board keys`);
           assert.equal(fake['archived'], mine['archived'], `${step}: archived`);
         } else {
-          assert.deepEqual(got.map((s) => [(s as Json)['title'], (s as Json)['order']]), want.map((s) => [(s as Json)['title'], (s as Json)['order']]), `${step}: stacks in order`);
+          assert.deepEqual(
+            got.map((s) => [(s as Json)['title'], (s as Json)['order']]),
+            want.map((s) => [(s as Json)['title'], (s as Json)['order']]),
+            `${step}: stacks in order`,
+          );
           assert.deepEqual(keys(got[0]), keys(want[0]), `${step}: stack keys`);
         }
         continue;
@@ -116,8 +132,18 @@ describe('the fake Deck against Deck 1.17 (boards, stacks, labels)', () => {
         else assert.deepEqual(g[k], w[k], `${step}: ${k}`);
       }
       if ('boardId' in w) assert.equal(g['boardId'], map('boards', w['boardId'] as number), `${step}: boardId`);
-      if (Array.isArray(w['labels'])) assert.deepEqual((g['labels'] as Json[]).map((l) => l['title']), (w['labels'] as Json[]).map((l) => l['title']), `${step}: labels`);
-      if (Array.isArray(w['stacks'])) assert.deepEqual((g['stacks'] as Json[]).map((s) => s['title']), (w['stacks'] as Json[]).map((s) => s['title']), `${step}: stacks`);
+      if (Array.isArray(w['labels']))
+        assert.deepEqual(
+          (g['labels'] as Json[]).map((l) => l['title']),
+          (w['labels'] as Json[]).map((l) => l['title']),
+          `${step}: labels`,
+        );
+      if (Array.isArray(w['stacks']))
+        assert.deepEqual(
+          (g['stacks'] as Json[]).map((s) => s['title']),
+          (w['stacks'] as Json[]).map((s) => s['title']),
+          `${step}: stacks`,
+        );
     }
     assert.ok(ourBoard > 0, 'the board was created');
     assert.deepEqual(nc.headerViolations, []);

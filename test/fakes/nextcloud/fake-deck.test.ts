@@ -40,20 +40,28 @@ describe('the fake Deck (capture 90)', () => {
     });
     assert.deepEqual(keys(created), keys(captured('createCard')));
     assert.equal((created as Record<string, unknown>)['labels'], null, 'README: a new card has labels: null');
-    const card = await alice.rest('GET', '/index.php/apps/deck/api/v1.0/boards/{b}/stacks/{s}/cards/{c}', { params: { b: board.id, s: todo.id, c: created.id } });
+    const card = await alice.rest('GET', '/index.php/apps/deck/api/v1.0/boards/{b}/stacks/{s}/cards/{c}', {
+      params: { b: board.id, s: todo.id, c: created.id },
+    });
     assert.deepEqual(keys(card), keys(captured('getCardAfterMove')));
-    const assigned = await alice.rest('PUT', '/index.php/apps/deck/api/v1.0/boards/{b}/stacks/{s}/cards/{c}/assignUser', { params: { b: board.id, s: todo.id, c: created.id }, body: { userId: 'bob' } });
+    const assigned = await alice.rest('PUT', '/index.php/apps/deck/api/v1.0/boards/{b}/stacks/{s}/cards/{c}/assignUser', {
+      params: { b: board.id, s: todo.id, c: created.id },
+      body: { userId: 'bob' },
+    });
     assert.deepEqual(keys(assigned), keys(captured('assignUserBob')));
     const stacks = await alice.rest<unknown[]>('GET', '/index.php/apps/deck/api/v1.0/boards/{b}/stacks', { params: { b: board.id } });
-    assert.deepEqual(keys(stacks[0]).filter((k) => k !== 'cards'), keys((captured('listStacks') as unknown[])[0]));
-    const comment = await alice.ocs('POST', '/ocs/v2.php/apps/deck/api/v1.0/cards/{c}/comments', { params: { c: created.id }, body: { message: 'Please review @bob', parentId: null } });
+    assert.deepEqual(
+      keys(stacks[0]).filter((k) => k !== 'cards'),
+      keys((captured('listStacks') as unknown[])[0]),
+    );
+    const comment = await alice.ocs('POST', '/ocs/v2.php/apps/deck/api/v1.0/cards/{c}/comments', {
+      params: { c: created.id },
+      body: { message: 'Please review @bob', parentId: null },
+    });
     const capturedComment = (captured('commentOnCard') as { ocs: { data: unknown } }).ocs.data;
     assert.deepEqual(keys(comment), keys(capturedComment));
     assert.deepEqual((comment as Record<string, unknown>)['mentions'], (capturedComment as Record<string, unknown>)['mentions']);
-    assert.deepEqual(
-      [...new Set(nc.deck.actors.map((a) => a.uid))],
-      ['alice'],
-    );
+    assert.deepEqual([...new Set(nc.deck.actors.map((a) => a.uid))], ['alice']);
     assert.deepEqual(nc.headerViolations, []);
   });
 
@@ -68,14 +76,20 @@ describe('the fake Deck (capture 90)', () => {
     const card = nc.deck.addCard(stack.id, 'alice');
     const fixture = readNc29Exchange('90-deck.json', 'assignUserBobNotMember').response;
     await assert.rejects(
-      () => alice.rest('PUT', '/index.php/apps/deck/api/v1.0/boards/{b}/stacks/{s}/cards/{c}/assignUser', { params: { b: board.id, s: stack.id, c: card.id }, body: { userId: 'bob' } }),
-      (err: unknown) => err instanceof Error && (err as { status?: number }).status === fixture.status && err.message.endsWith(JSON.parse(fixture.body).message),
+      () =>
+        alice.rest('PUT', '/index.php/apps/deck/api/v1.0/boards/{b}/stacks/{s}/cards/{c}/assignUser', {
+          params: { b: board.id, s: stack.id, c: card.id },
+          body: { userId: 'bob' },
+        }),
+      (err: unknown) =>
+        err instanceof Error && (err as { status?: number }).status === fixture.status && err.message.endsWith(JSON.parse(fixture.body).message),
     );
   });
 
   const REST = '/index.php/apps/deck/api/v1.0';
   const cardUrl = `${REST}/boards/{b}/stacks/{s}/cards/{c}`;
-  const status = (code: number, message: RegExp) => (err: unknown) => err instanceof Error && (err as { status?: number }).status === code && message.test(err.message);
+  const status = (code: number, message: RegExp) => (err: unknown) =>
+    err instanceof Error && (err as { status?: number }).status === code && message.test(err.message);
 
   it('like Deck 1.13: an update without done clears it; title, type and owner are required; the type is kept', async () => {
     const alice = client.as(issueFromConfirmedTalkAuthor('alice'));
@@ -92,7 +106,10 @@ describe('the fake Deck (capture 90)', () => {
     assert.equal(card.done, null);
     for (const field of ['title', 'type', 'owner'] as const) {
       const { [field]: _omitted, ...missing } = base;
-      await assert.rejects(() => alice.rest('PUT', cardUrl, { params, body: missing }), status(400, new RegExp(`${field} must be provided and must be not empty`)));
+      await assert.rejects(
+        () => alice.rest('PUT', cardUrl, { params, body: missing }),
+        status(400, new RegExp(`${field} must be provided and must be not empty`)),
+      );
       await assert.rejects(() => alice.rest('PUT', cardUrl, { params, body: { ...base, [field]: '' } }), status(400, new RegExp(`${field} must be provided`)));
     }
   });
@@ -108,7 +125,11 @@ describe('the fake Deck (capture 90)', () => {
     board.archived = true;
     const params = { b: board.id, s: stack.id, c: card.id };
     const archived = status(500, /Operation not allowed\. This board is archived\./);
-    await assert.rejects(() => alice.rest('POST', `${REST}/boards/{b}/stacks/{s}/cards`, { params: { b: board.id, s: stack.id }, body: { title: 'x', type: 'plain', order: 999 } }), archived);
+    await assert.rejects(
+      () =>
+        alice.rest('POST', `${REST}/boards/{b}/stacks/{s}/cards`, { params: { b: board.id, s: stack.id }, body: { title: 'x', type: 'plain', order: 999 } }),
+      archived,
+    );
     await assert.rejects(() => alice.rest('PUT', cardUrl, { params, body: { title: 'x', type: 'plain', owner: 'alice' } }), archived);
     await assert.rejects(() => alice.rest('PUT', `${cardUrl}/assignLabel`, { params, body: { labelId: board.labels[0]?.id } }), archived);
     await assert.rejects(() => alice.rest('PUT', `${cardUrl}/reorder`, { params, body: { stackId: stack.id, order: 0 } }), archived);
@@ -129,13 +150,19 @@ describe('the fake Deck (capture 90)', () => {
     const assigned = await alice.rest<Record<string, unknown>>('PUT', `${cardUrl}/assignUser`, { params, body: { userId: 'educai-students', type: 1 } });
     assert.equal(assigned['type'], 1);
     const got = await alice.rest<{ assignedUsers: Array<{ type: number; participant: { uid: string; type: number } }> }>('GET', cardUrl, { params });
-    assert.deepEqual(got.assignedUsers.map((a) => [a.type, a.participant.uid, a.participant.type]), [[1, 'educai-students', 1]]);
-    await assert.rejects(() => alice.rest('PUT', `${cardUrl}/unassignUser`, { params, body: { userId: 'educai-students' } }), status(404, /No assignment for educai-students/));
+    assert.deepEqual(
+      got.assignedUsers.map((a) => [a.type, a.participant.uid, a.participant.type]),
+      [[1, 'educai-students', 1]],
+    );
+    await assert.rejects(
+      () => alice.rest('PUT', `${cardUrl}/unassignUser`, { params, body: { userId: 'educai-students' } }),
+      status(404, /No assignment for educai-students/),
+    );
     await alice.rest('PUT', `${cardUrl}/unassignUser`, { params, body: { userId: 'educai-students', type: 1 } });
     assert.deepEqual(card.assigned, []);
   });
 
-  it('like Deck 1.13: a card updated into another board keeps its old board\'s labels', async () => {
+  it("like Deck 1.13: a card updated into another board keeps its old board's labels", async () => {
     const alice = client.as(issueFromConfirmedTalkAuthor('alice'));
     const from = nc.deck.createBoard('alice', 'From');
     const fromStack = nc.deck.addStack(from.id, 'S', 1);
@@ -143,9 +170,15 @@ describe('the fake Deck (capture 90)', () => {
     const toStack = nc.deck.addStack(to.id, 'S', 1);
     const label = nc.deck.addLabel(from.id, 'Only here');
     const card = nc.deck.addCard(fromStack.id, 'alice', { labels: [label.id] });
-    const moved = await alice.rest<{ stackId: number; labels: Array<{ id: number; boardId: number }> }>('PUT', cardUrl, { params: { b: to.id, s: toStack.id, c: card.id }, body: { title: 'Card', type: 'plain', owner: 'alice' } });
+    const moved = await alice.rest<{ stackId: number; labels: Array<{ id: number; boardId: number }> }>('PUT', cardUrl, {
+      params: { b: to.id, s: toStack.id, c: card.id },
+      body: { title: 'Card', type: 'plain', owner: 'alice' },
+    });
     assert.equal(moved.stackId, toStack.id);
-    assert.deepEqual(moved.labels.map((l) => [l.id, l.boardId]), [[label.id, from.id]]);
+    assert.deepEqual(
+      moved.labels.map((l) => [l.id, l.boardId]),
+      [[label.id, from.id]],
+    );
   });
 
   it('like Deck 1.13: reorder ignores order (capture 90: order 0 asked, 1 returned); from 1.16 it is honoured', async () => {
@@ -155,16 +188,30 @@ describe('the fake Deck (capture 90)', () => {
     const a = nc.deck.addStack(board.id, 'A', 1);
     const b = nc.deck.addStack(board.id, 'B', 2);
     const card = nc.deck.addCard(a.id, 'alice', { title: 'Alone', order: 0 });
-    const moved = await alice.rest<Array<{ id: number; order: number }>>('PUT', `${cardUrl}/reorder`, { params: { b: board.id, s: a.id, c: card.id }, body: { order: 0, stackId: b.id } });
-    assert.deepEqual(moved.map((c) => c.order), [capturedOrder]);
+    const moved = await alice.rest<Array<{ id: number; order: number }>>('PUT', `${cardUrl}/reorder`, {
+      params: { b: board.id, s: a.id, c: card.id },
+      body: { order: 0, stackId: b.id },
+    });
+    assert.deepEqual(
+      moved.map((c) => c.order),
+      [capturedOrder],
+    );
     const last = [0, 1, 2].map((order) => nc.deck.addCard(a.id, 'alice', { title: `C${order}`, order })).at(-1)!;
-    const reorder = (c: { id: number }) => alice.rest('PUT', `${cardUrl}/reorder`, { params: { b: board.id, s: a.id, c: c.id }, body: { order: 0, stackId: a.id } });
+    const reorder = (c: { id: number }) =>
+      alice.rest('PUT', `${cardUrl}/reorder`, { params: { b: board.id, s: a.id, c: c.id }, body: { order: 0, stackId: a.id } });
     await reorder(last);
-    assert.deepEqual(nc.deck.openCards(a.id).map((c) => c.title), ['C0', 'C1', 'C2'], '1.13: the card stays where it was');
+    assert.deepEqual(
+      nc.deck.openCards(a.id).map((c) => c.title),
+      ['C0', 'C1', 'C2'],
+      '1.13: the card stays where it was',
+    );
     nc.deck.version = '1.16.0';
     try {
       await reorder(last);
-      assert.deepEqual(nc.deck.openCards(a.id).map((c) => c.title), ['C2', 'C0', 'C1']);
+      assert.deepEqual(
+        nc.deck.openCards(a.id).map((c) => c.title),
+        ['C2', 'C0', 'C1'],
+      );
     } finally {
       nc.deck.version = '1.13.0-beta.1';
     }
@@ -177,7 +224,9 @@ describe('the fake Deck (capture 90)', () => {
     const stack = nc.deck.addStack(board.id, 'S', 1);
     const card = nc.deck.addCard(stack.id, 'alice', { archived: true, assigned: ['bob'] });
     nc.deck.addComment(card.id, 'bob', 'hi');
-    const stacks = await alice.rest<Array<{ cards?: Array<Record<string, unknown>> }>>('GET', `${REST}/boards/{b}/stacks/archived`, { params: { b: board.id } });
+    const stacks = await alice.rest<Array<{ cards?: Array<Record<string, unknown>> }>>('GET', `${REST}/boards/{b}/stacks/archived`, {
+      params: { b: board.id },
+    });
     const listed = stacks[0]?.cards?.[0];
     assert.equal(listed?.['assignedUsers'], null);
     assert.equal(listed?.['commentsCount'], 0);

@@ -64,7 +64,9 @@ async function call(method: string, path: string, opts: CallOptions = {}): Promi
 }
 
 function sign(secret: string, random: string, text: string): string {
-  return createHmac('sha256', secret).update(random + text, 'utf8').digest('hex');
+  return createHmac('sha256', secret)
+    .update(random + text, 'utf8')
+    .digest('hex');
 }
 
 async function botCall(
@@ -79,18 +81,12 @@ async function botCall(
   return call(method, path, {
     user: null,
     body,
-    headers: {
-      'X-Nextcloud-Talk-Bot-Random': random,
-      'X-Nextcloud-Talk-Bot-Signature': opts.signature ?? sign(secret, random, signed),
-      ...opts.headers,
-    },
+    headers: { 'X-Nextcloud-Talk-Bot-Random': random, 'X-Nextcloud-Talk-Bot-Signature': opts.signature ?? sign(secret, random, signed), ...opts.headers },
   });
 }
 
 async function registerBot(route = '/talk_bot'): Promise<{ id: string; secret: string }> {
-  const res = await call('POST', '/ocs/v1.php/apps/app_api/api/v1/talk_bot?format=json', {
-    body: { name: BOT_NAME, route, description: BOT_DESCRIPTION },
-  });
+  const res = await call('POST', '/ocs/v1.php/apps/app_api/api/v1/talk_bot?format=json', { body: { name: BOT_NAME, route, description: BOT_DESCRIPTION } });
   assert.equal(res.status, 200);
   return res.json().ocs.data;
 }
@@ -150,10 +146,7 @@ function capturedUser(headers: Record<string, string>): string | null {
 async function replay(file: string, step: string): Promise<void> {
   const ex = readNc29Exchange(file, step);
   const url = new URL(ex.request.url);
-  const res = await call(ex.request.method, url.pathname + url.search, {
-    user: capturedUser(ex.request.headers),
-    body: ex.request.body ?? undefined,
-  });
+  const res = await call(ex.request.method, url.pathname + url.search, { user: capturedUser(ex.request.headers), body: ex.request.body ?? undefined });
   const ids = (s: string): string => s.replace(/"id":\d+/g, '"id":0');
   assert.equal(res.status, ex.response.status, `${step} status`);
   assert.equal(ids(res.text), ids(ex.response.body), `${step} body`);
@@ -243,7 +236,10 @@ describe('AppAPI header contract', () => {
   it('detects a missing EX-APP-VERSION; AppAPI routes then answer 401 997', async () => {
     const res = await call('GET', '/ocs/v1.php/apps/app_api/api/v1/users?format=json', { omit: ['EX-APP-VERSION'] });
     assert.equal(res.status, 401);
-    assert.equal(res.text, '{"ocs":{"meta":{"status":"failure","statuscode":997,"message":"AppAPI authentication failed","totalitems":"","itemsperpage":""},"data":[]}}');
+    assert.equal(
+      res.text,
+      '{"ocs":{"meta":{"status":"failure","statuscode":997,"message":"AppAPI authentication failed","totalitems":"","itemsperpage":""},"data":[]}}',
+    );
     assert.equal(nc.headerViolations.length, 1);
     assert.match(nc.headerViolations[0] ?? '', /EX-APP-VERSION/);
     assert.equal(nc.calls.at(-1)?.user, null);
@@ -265,7 +261,10 @@ describe('AppAPI header contract', () => {
   });
 
   it('flags an Authorization or Cookie header even when AppAPI auth succeeds', async () => {
-    const res = await call('GET', '/ocs/v2.php/cloud/user', { user: 'alice', headers: { Authorization: 'Basic ' + b64('alice:pw'), Cookie: 'oc_sessionPassphrase=x' } });
+    const res = await call('GET', '/ocs/v2.php/cloud/user', {
+      user: 'alice',
+      headers: { Authorization: 'Basic ' + b64('alice:pw'), Cookie: 'oc_sessionPassphrase=x' },
+    });
     assert.equal(res.status, 200);
     assert.equal(nc.headerViolations.length, 1, 'one entry per call');
     assert.match(nc.headerViolations[0] ?? '', /Authorization header sent; Cookie header sent/);
@@ -295,9 +294,14 @@ describe('AppAPI header contract', () => {
     acceptanceRoom();
     nc.enableBotInRoom('9yzpkz6o', '/talk_bot');
     nc.reset();
-    const res = await botCall('POST', '/ocs/v2.php/apps/spreed/api/v1/bot/9yzpkz6o/message', secret, 'hi', { message: 'hi' }, {
-      headers: { 'EX-APP-ID': APP_ID, 'AUTHORIZATION-APP-API': b64(`:${SECRET}`) },
-    });
+    const res = await botCall(
+      'POST',
+      '/ocs/v2.php/apps/spreed/api/v1/bot/9yzpkz6o/message',
+      secret,
+      'hi',
+      { message: 'hi' },
+      { headers: { 'EX-APP-ID': APP_ID, 'AUTHORIZATION-APP-API': b64(`:${SECRET}`) } },
+    );
     assert.equal(res.status, 201);
     assert.equal(nc.headerViolations.length, 1);
     assert.match(nc.headerViolations[0] ?? '', /carries AppAPI header EX-APP-ID; bot endpoint carries AppAPI header AUTHORIZATION-APP-API/);
@@ -343,7 +347,15 @@ describe('users and groups', () => {
   });
 
   it('answers the provisioning group endpoints like capture 92', async () => {
-    for (const step of ['aliceOwnGroupsAppApi', 'aliceBobsGroups', 'aliceListsGroups', 'appApiSystemUserGroups', 'aliceGroupMembers', 'aliceGetsUserBob', 'aliceListsUsers']) {
+    for (const step of [
+      'aliceOwnGroupsAppApi',
+      'aliceBobsGroups',
+      'aliceListsGroups',
+      'appApiSystemUserGroups',
+      'aliceGroupMembers',
+      'aliceGetsUserBob',
+      'aliceListsUsers',
+    ]) {
       await replay('92-ocs-users-groups.json', step);
     }
     const admin = await call('GET', '/ocs/v2.php/cloud/groups?format=json', { user: 'admin' });
@@ -415,8 +427,19 @@ describe('AppAPI endpoints', () => {
   it('stores config and preferences like capture 88', async () => {
     nc.appConfig.set('educai_model', 'large');
     const steps = [
-      'setAppConfig', 'setAppConfigSensitive', 'setAppConfigJsonValue', 'getAppConfigValues', 'deleteAppConfigValues', 'deleteAppConfigValuesAgain',
-      'setPreferenceAlice', 'setPreferenceAliceNumber', 'getPreferencesAlice', 'getPreferencesBob', 'setPreferenceSystemUser', 'deletePreferencesAlice', 'getConfigViaV2',
+      'setAppConfig',
+      'setAppConfigSensitive',
+      'setAppConfigJsonValue',
+      'getAppConfigValues',
+      'deleteAppConfigValues',
+      'deleteAppConfigValuesAgain',
+      'setPreferenceAlice',
+      'setPreferenceAliceNumber',
+      'getPreferencesAlice',
+      'getPreferencesBob',
+      'setPreferenceSystemUser',
+      'deletePreferencesAlice',
+      'getConfigViaV2',
     ];
     for (const step of steps) await replay('88-appapi-config-and-preferences.json', step);
     assert.deepEqual([...nc.appConfig], [['educai_model', 'large']]);
@@ -424,11 +447,25 @@ describe('AppAPI endpoints', () => {
   });
 
   it('registers UI entries like capture 85 and removes scripts, styles and states with their menu', async () => {
-    for (const step of ['registerTopMenu', 'registerAdminTopMenu', 'getTopMenu', 'setInitialState', 'getInitialState', 'setScript', 'getScript', 'setStyle', 'getStyle']) {
+    for (const step of [
+      'registerTopMenu',
+      'registerAdminTopMenu',
+      'getTopMenu',
+      'setInitialState',
+      'getInitialState',
+      'setScript',
+      'getScript',
+      'setStyle',
+      'getStyle',
+    ]) {
       await replay('85-appapi-ui-top-menu-initial-state-script-style.json', step);
     }
     assert.deepEqual([...nc.ui.topMenus.keys()], ['educai-main', 'educai-admin']);
-    assert.deepEqual((nc.ui.initialStates.get('top_menu/educai-main/educai-config') as { value: unknown }).value, { course: 'Math 7b', maxTokens: 512, features: ['quiz', 'summary'] });
+    assert.deepEqual((nc.ui.initialStates.get('top_menu/educai-main/educai-config') as { value: unknown }).value, {
+      course: 'Math 7b',
+      maxTokens: 512,
+      features: ['quiz', 'summary'],
+    });
     for (const step of ['unregisterTopMenu', 'unregisterAdminTopMenu', 'unregisterTopMenuAgain', 'deleteInitialState', 'deleteScript', 'deleteStyle']) {
       await replay('85-appapi-ui-unregister.json', step);
     }
@@ -470,7 +507,10 @@ describe('Talk webhooks (the body AppAPI forwards)', () => {
     assert.equal(raw, captured.replace('"id":"135"', `"id":"${msg.id}"`));
 
     // The same body was queued for the enabled bot.
-    assert.deepEqual(nc.webhooks.map((w) => w.body), [raw]);
+    assert.deepEqual(
+      nc.webhooks.map((w) => w.body),
+      [raw],
+    );
   });
 
   it('parses mentions like capture 61 when a user posts over HTTP, and delivers inside the request', async () => {
@@ -495,8 +535,16 @@ describe('Talk webhooks (the body AppAPI forwards)', () => {
     acceptanceRoom('8yx2ci2g', 'EducAI more (public)', 3);
     nc.enableBotInRoom('8yx2ci2g', 'talk_bot');
     const file = {
-      type: 'file', id: '38', name: 'EducAI-worksheet.txt', size: 23, path: 'EducAI-worksheet.txt', link: `${nc.url}/index.php/f/38`,
-      etag: 'fdd051c0f59476645c9e62bcc05f379d', permissions: 27, mimetype: 'text/plain', 'preview-available': 'yes',
+      type: 'file',
+      id: '38',
+      name: 'EducAI-worksheet.txt',
+      size: 23,
+      path: 'EducAI-worksheet.txt',
+      link: `${nc.url}/index.php/f/38`,
+      etag: 'fdd051c0f59476645c9e62bcc05f379d',
+      permissions: 27,
+      mimetype: 'text/plain',
+      'preview-available': 'yes',
     };
     const actor = { type: 'user', id: 'alice', name: 'Alice' };
     const msg = nc.postMessage('8yx2ci2g', { actorType: 'users', actorId: 'alice' }, 'Here is the worksheet', { parameters: { actor, file } });
@@ -534,7 +582,15 @@ describe('Talk webhooks (the body AppAPI forwards)', () => {
     const guest = nc.postMessage('8yx2ci2g', { actorType: 'guests', actorId: '84ecdb0a2f99cee1dbc01337b5c5dbb3b6e88996' }, 'Hello from a guest');
     assert.equal(nc.webhookBodyFor(guest), readNc29WebhookRawBody('66-talk-webhook-guest.json').replace('"id":"147"', `"id":"${guest.id}"`));
 
-    nc.createRoom({ token: 'wejpid6q', name: 'bob', type: 1, participants: [{ actorId: 'alice', participantType: 1 }, { actorId: 'bob', participantType: 1 }] });
+    nc.createRoom({
+      token: 'wejpid6q',
+      name: 'bob',
+      type: 1,
+      participants: [
+        { actorId: 'alice', participantType: 1 },
+        { actorId: 'bob', participantType: 1 },
+      ],
+    });
     nc.enableBotInRoom('wejpid6q', 'talk_bot');
     const direct = nc.postMessage('wejpid6q', { actorType: 'users', actorId: 'alice' }, 'Hi bob, this is a one-to-one chat');
     assert.equal(nc.webhookBodyFor(direct), readNc29WebhookRawBody('65-talk-webhook-one-to-one.json').replace('"id":"146"', `"id":"${direct.id}"`));
@@ -569,7 +625,8 @@ describe('Talk webhooks (the body AppAPI forwards)', () => {
 
     nc.editMessage('8yx2ci2g', msg.id, 'edited text');
     const edited = nc.webhooks.at(-1);
-    const expectedEdit = readNc29Text('40-webhook-2-raw-body.json').trim()
+    const expectedEdit = readNc29Text('40-webhook-2-raw-body.json')
+      .trim()
       .replace('"id":"137"', `"id":"${edited?.messageId}"`)
       .replace('"id":"9yzpkz6o","name":"EducAI acceptance"', '"id":"8yx2ci2g","name":"EducAI more (public)"');
     assert.equal(edited?.body, expectedEdit);
@@ -594,7 +651,15 @@ describe('Talk bot endpoints (captures 41, 69)', () => {
   beforeEach(async () => {
     secret = (await registerBot()).secret;
     acceptanceRoom('8yx2ci2g', 'EducAI more (public)', 3);
-    nc.createRoom({ token: 'wejpid6q', name: 'bob', type: 1, participants: [{ actorId: 'alice', participantType: 1 }, { actorId: 'bob', participantType: 1 }] });
+    nc.createRoom({
+      token: 'wejpid6q',
+      name: 'bob',
+      type: 1,
+      participants: [
+        { actorId: 'alice', participantType: 1 },
+        { actorId: 'bob', participantType: 1 },
+      ],
+    });
     nc.enableBotInRoom('8yx2ci2g', 'talk_bot');
     nc.enableBotInRoom('wejpid6q', 'talk_bot');
     question = nc.postMessage('8yx2ci2g', { actorType: 'users', actorId: 'alice' }, 'Hello EducAI, what is 2+2?');
@@ -614,7 +679,9 @@ describe('Talk bot endpoints (captures 41, 69)', () => {
     assert.equal(last?.actorId, botActorId());
     assert.equal(last?.actorDisplayName, `${BOT_NAME} (Bot)`);
     assert.equal(last?.replyTo, question.id);
-    assert.deepEqual(nc.botMessages, [{ token: '8yx2ci2g', message: 'EducAI bot echo', replyTo: question.id, referenceId: null, silent: false, signatureValid: true, status: 201, at: T0 }]);
+    assert.deepEqual(nc.botMessages, [
+      { token: '8yx2ci2g', message: 'EducAI bot echo', replyTo: question.id, referenceId: null, silent: false, signatureValid: true, status: 201, at: T0 },
+    ]);
   });
 
   it('accepts an upper-case signature (Talk lower-cases it)', async () => {
@@ -686,7 +753,10 @@ describe('Talk bot endpoints (captures 41, 69)', () => {
     assert.equal(question.reactions.size, 0);
     assert.equal((await botCall('DELETE', reactionPath, secret, '🎓', { reaction: '🎓' })).status, 404);
     assert.equal((await botCall('POST', reactionPath, secret, 'not-signed', { reaction: '👍' })).status, 401);
-    assert.deepEqual(nc.botReactions.map((r) => r.status), [201, 200, 200, 404, 401]);
+    assert.deepEqual(
+      nc.botReactions.map((r) => r.status),
+      [201, 200, 200, 404, 401],
+    );
   });
 });
 
@@ -705,7 +775,10 @@ describe('Talk chat as a user', () => {
     clock += 1000;
     const botMessageId = question.id + 1;
     const editStep = readNc29Exchange('50-bot-edit-attempts.json', 'chatEditWithAppApiAsAlice');
-    const edit = await call('PUT', `/ocs/v2.php/apps/spreed/api/v1/chat/9yzpkz6o/${botMessageId}?format=json`, { user: 'alice', body: editStep.request.body ?? '' });
+    const edit = await call('PUT', `/ocs/v2.php/apps/spreed/api/v1/chat/9yzpkz6o/${botMessageId}?format=json`, {
+      user: 'alice',
+      body: editStep.request.body ?? '',
+    });
     assert.equal(edit.status, 202);
     assert.deepEqual(normalize(edit.json()), normalize(JSON.parse(editStep.response.body)));
     const react = await botCall('POST', `/ocs/v2.php/apps/spreed/api/v1/bot/9yzpkz6o/reaction/${botMessageId}`, secret, '👍', { reaction: '👍' });
@@ -736,7 +809,10 @@ describe('Talk chat as a user', () => {
   it('posts as the header user with replyTo, referenceId and silent', async () => {
     acceptanceRoom();
     const q = nc.postMessage('9yzpkz6o', { actorType: 'users', actorId: 'alice' }, 'question');
-    const res = await call('POST', '/ocs/v2.php/apps/spreed/api/v1/chat/9yzpkz6o?format=json', { user: 'bob', body: { message: 'answer', replyTo: q.id, referenceId: 'ref-1', silent: true } });
+    const res = await call('POST', '/ocs/v2.php/apps/spreed/api/v1/chat/9yzpkz6o?format=json', {
+      user: 'bob',
+      body: { message: 'answer', replyTo: q.id, referenceId: 'ref-1', silent: true },
+    });
     assert.equal(res.status, 201);
     const data = res.json().ocs.data;
     assert.equal(data.actorId, 'bob');
@@ -758,15 +834,21 @@ describe('Talk chat as a user', () => {
     acceptanceRoom();
     const a = nc.postMessage('9yzpkz6o', { actorType: 'users', actorId: 'alice' }, 'a');
     const b = nc.postMessage('9yzpkz6o', { actorType: 'users', actorId: 'alice' }, 'b');
-    const page = await call('GET', `/ocs/v2.php/apps/spreed/api/v1/chat/9yzpkz6o?lookIntoFuture=0&limit=1&lastKnownMessageId=${b.id}&format=json`, { user: 'alice' });
-    assert.deepEqual(page.json().ocs.data.map((m: { id: number }) => m.id), [a.id]);
+    const page = await call('GET', `/ocs/v2.php/apps/spreed/api/v1/chat/9yzpkz6o?lookIntoFuture=0&limit=1&lastKnownMessageId=${b.id}&format=json`, {
+      user: 'alice',
+    });
+    assert.deepEqual(
+      page.json().ocs.data.map((m: { id: number }) => m.id),
+      [a.id],
+    );
     const future = await call('GET', `/ocs/v2.php/apps/spreed/api/v1/chat/9yzpkz6o?lookIntoFuture=1&lastKnownMessageId=${b.id}&format=json`, { user: 'alice' });
     assert.equal(future.status, 304);
   });
 });
 
 describe('Talk chat context', () => {
-  const contextPath = (token: string, id: number, limit: number): string => `/ocs/v2.php/apps/spreed/api/v1/chat/${token}/${id}/context?limit=${limit}&format=json`;
+  const contextPath = (token: string, id: number, limit: number): string =>
+    `/ocs/v2.php/apps/spreed/api/v1/chat/${token}/${id}/context?limit=${limit}&format=json`;
 
   it('returns the message with its neighbours, oldest first, in the chat-API shape with parent', async () => {
     acceptanceRoom();
@@ -775,7 +857,10 @@ describe('Talk chat context', () => {
     const res = await call('GET', contextPath('9yzpkz6o', ids[2] ?? 0, 2), { user: 'bob' });
     assert.equal(res.status, 200);
     const data = res.json().ocs.data;
-    assert.deepEqual(data.map((m: { id: number }) => m.id), [ids[1], ids[2], ids[3], ids[4]]);
+    assert.deepEqual(
+      data.map((m: { id: number }) => m.id),
+      [ids[1], ids[2], ids[3], ids[4]],
+    );
     const chatShape = readNc29Json<{ ocs: { data: unknown[] } }>('43-talk-read-chat-as-alice.json').ocs.data[1];
     assertSameShape(data[0], chatShape);
 
@@ -810,7 +895,15 @@ describe('Talk chat context', () => {
 describe('Talk rooms and bot management', () => {
   it('lists rooms with the keys of capture 32 and names one-to-one rooms after the other user', async () => {
     acceptanceRoom();
-    nc.createRoom({ token: 'wejpid6q', name: 'bob', type: 1, participants: [{ actorId: 'alice', participantType: 1 }, { actorId: 'bob', participantType: 1 }] });
+    nc.createRoom({
+      token: 'wejpid6q',
+      name: 'bob',
+      type: 1,
+      participants: [
+        { actorId: 'alice', participantType: 1 },
+        { actorId: 'bob', participantType: 1 },
+      ],
+    });
     nc.createRoom({ token: 'fresh', name: 'Fresh', type: 2, participants: [{ actorId: 'alice', participantType: 1 }] });
     const res = await call('GET', '/ocs/v2.php/apps/spreed/api/v4/room?format=json', { user: 'alice' });
     const [group, direct, fresh] = res.json().ocs.data;
@@ -835,7 +928,13 @@ describe('Talk rooms and bot management', () => {
     assert.equal((await call('GET', '/ocs/v2.php/apps/spreed/api/v4/room', { user: '' })).status, 401);
 
     const participants = await call('GET', '/ocs/v2.php/apps/spreed/api/v4/room/9yzpkz6o/participants?format=json', { user: 'bob' });
-    assert.deepEqual(participants.json().ocs.data.map((p: { actorId: string; participantType: number }) => [p.actorId, p.participantType]), [['alice', 1], ['bob', 3]]);
+    assert.deepEqual(
+      participants.json().ocs.data.map((p: { actorId: string; participantType: number }) => [p.actorId, p.participantType]),
+      [
+        ['alice', 1],
+        ['bob', 3],
+      ],
+    );
   });
 
   it('lets a moderator enable and disable the bot like captures 33 and 60', async () => {
@@ -872,7 +971,10 @@ describe('failure injection and recording', () => {
     const b = await call('GET', '/ocs/v2.php/cloud/user', { user: 'alice' });
     const c = await call('GET', '/ocs/v2.php/cloud/user', { user: 'alice' });
     assert.deepEqual([a.status, a.text, b.status, c.status], [503, 'maintenance', 503, 200]);
-    assert.deepEqual(nc.calls.map((x) => x.status), [503, 503, 200]);
+    assert.deepEqual(
+      nc.calls.map((x) => x.status),
+      [503, 503, 200],
+    );
   });
 
   it('only fails calls that match method and path', async () => {

@@ -7,7 +7,8 @@ import { parseMultistatus, propList, propText, type DavEntry } from '../../../li
 import { FakeNextcloud } from './server.ts';
 
 type Step = { request: { method: string; url: string; headers: Record<string, string>; body?: string }; response: { status: number; body: string } };
-const capture = (name: string): Record<string, Step> => JSON.parse(readFileSync(new URL(`../../fixtures/nextcloud33/${name}`, import.meta.url), 'utf8')) as Record<string, Step>;
+const capture = (name: string): Record<string, Step> =>
+  JSON.parse(readFileSync(new URL(`../../fixtures/nextcloud33/${name}`, import.meta.url), 'utf8')) as Record<string, Step>;
 const CAL = capture('calendar-sharing-facts.json');
 const FILES = capture('files-sharing-facts.json');
 
@@ -24,9 +25,18 @@ function folderFacts(e: DavEntry) {
 
 describe('fake Nextcloud: S6 sharing facts as Nextcloud 33 answers them', () => {
   let nc: FakeNextcloud;
-  const as = (uid: string, extra: Record<string, string> = {}) => ({ 'EX-APP-ID': 'educai', 'EX-APP-VERSION': '1.0.0', 'AUTHORIZATION-APP-API': nc.authHeaderFor(uid), ...extra });
+  const as = (uid: string, extra: Record<string, string> = {}) => ({
+    'EX-APP-ID': 'educai',
+    'EX-APP-VERSION': '1.0.0',
+    'AUTHORIZATION-APP-API': nc.authHeaderFor(uid),
+    ...extra,
+  });
   const propfind = async (uid: string, path: string, step: Step): Promise<DavEntry> => {
-    const r = await fetch(`${nc.url}${path}`, { method: 'PROPFIND', headers: as(uid, { Depth: '0', 'Content-Type': 'application/xml; charset=utf-8' }), body: step.request.body ?? '' });
+    const r = await fetch(`${nc.url}${path}`, {
+      method: 'PROPFIND',
+      headers: as(uid, { Depth: '0', 'Content-Type': 'application/xml; charset=utf-8' }),
+      body: step.request.body ?? '',
+    });
     assert.equal(r.status, step.response.status, path);
     return parseMultistatus(await r.text())[0]!;
   };

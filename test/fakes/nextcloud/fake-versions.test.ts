@@ -11,7 +11,9 @@ import { FakeNextcloud, type NextcloudVersion } from './server.ts';
 const APP_ID = 'educai';
 const SECRET = 'fake-versions-secret-0123456789abcdef';
 // The captured room (its token changes with every recording), so bodies compare byte for byte.
-const CAPTURED_ROOM = (JSON.parse(readNc33Exchange('talk-21-rooms.json', 'create-group-room').response.body) as { ocs: { data: { token: string; name: string } } }).ocs.data;
+const CAPTURED_ROOM = (
+  JSON.parse(readNc33Exchange('talk-21-rooms.json', 'create-group-room').response.body) as { ocs: { data: { token: string; name: string } } }
+).ocs.data;
 const ROOM = CAPTURED_ROOM.token;
 const ROOM_NAME = CAPTURED_ROOM.name;
 
@@ -40,9 +42,21 @@ async function call(user: string, method: string, path: string, body?: unknown):
 /** A fake of `version` with the capture room (alice owner, bob user) and the ExApp's Talk bot "Talk AI". */
 async function start(version: NextcloudVersion): Promise<number> {
   nc = await FakeNextcloud.start({ appId: APP_ID, appSecret: SECRET, version });
-  const reg = await call('', 'POST', '/ocs/v1.php/apps/app_api/api/v1/talk_bot?format=json', { name: 'Talk AI', route: '/talk_bot', description: 'Talk AI assistant' });
+  const reg = await call('', 'POST', '/ocs/v1.php/apps/app_api/api/v1/talk_bot?format=json', {
+    name: 'Talk AI',
+    route: '/talk_bot',
+    description: 'Talk AI assistant',
+  });
   assert.equal(reg.status, 200);
-  nc.createRoom({ token: ROOM, name: ROOM_NAME, type: 2, participants: [{ actorId: 'alice', participantType: 1 }, { actorId: 'bob', participantType: 3 }] });
+  nc.createRoom({
+    token: ROOM,
+    name: ROOM_NAME,
+    type: 2,
+    participants: [
+      { actorId: 'alice', participantType: 1 },
+      { actorId: 'bob', participantType: 3 },
+    ],
+  });
   const bots = await call('alice', 'GET', `/ocs/v2.php/apps/spreed/api/v1/bot/${ROOM}`);
   return (bots.json['ocs']['data'] as Array<{ id: number; name: string }>).find((b) => b.name === 'Talk AI')?.id ?? 0;
 }
@@ -104,7 +118,10 @@ describe('the fake Talk 21 webhooks against the Nextcloud 33 captures, byte for 
     const parentId = (JSON.parse(captured) as Json)['object']['inReplyTo']['object']['id'] as string;
     const question = nc.postMessage(ROOM, { actorType: 'users', actorId: 'alice' }, 'Hello Talk AI, what is 2 + 2?');
     const reply = nc.postMessage(ROOM, { actorType: 'users', actorId: 'bob' }, 'Replying to alice', { replyTo: question.id });
-    assert.equal(nc.webhookBodyFor(reply), captured.replace(`"id":"${idOf(captured)}"`, `"id":"${reply.id}"`).replace(`"id":"${parentId}"`, `"id":"${question.id}"`));
+    assert.equal(
+      nc.webhookBodyFor(reply),
+      captured.replace(`"id":"${idOf(captured)}"`, `"id":"${reply.id}"`).replace(`"id":"${parentId}"`, `"id":"${question.id}"`),
+    );
     await nc.close();
 
     await start(29);
@@ -153,8 +170,21 @@ describe('the fake Talk 21 webhooks against the Nextcloud 33 captures, byte for 
     const captured = nc33Webhook('talk-21-webhook-file-share.json');
     const content = JSON.parse((JSON.parse(captured) as Json)['object']['content']) as Json;
     const f = content['parameters']['file'] as Json;
-    const file = { type: 'file', id: f['id'], name: f['name'], size: Number(f['size']), path: f['path'], link: `${nc.url}/index.php/f/${f['id']}`, etag: f['etag'], permissions: Number(f['permissions']), mimetype: f['mimetype'], 'preview-available': f['preview-available'] };
-    const msg = nc.postMessage(ROOM, { actorType: 'users', actorId: 'alice' }, content['message'], { parameters: { actor: { type: 'user', id: 'alice', name: 'Alice' }, file } });
+    const file = {
+      type: 'file',
+      id: f['id'],
+      name: f['name'],
+      size: Number(f['size']),
+      path: f['path'],
+      link: `${nc.url}/index.php/f/${f['id']}`,
+      etag: f['etag'],
+      permissions: Number(f['permissions']),
+      mimetype: f['mimetype'],
+      'preview-available': f['preview-available'],
+    };
+    const msg = nc.postMessage(ROOM, { actorType: 'users', actorId: 'alice' }, content['message'], {
+      parameters: { actor: { type: 'user', id: 'alice', name: 'Alice' }, file },
+    });
     const mine = JSON.parse(nc.webhookBodyFor(msg)) as Json;
     const theirs = JSON.parse(captured) as Json;
     const mineContent = JSON.parse(mine['object']['content']) as Json;
@@ -194,7 +224,8 @@ describe('the fake per version: capabilities, Deck and Collectives', () => {
       const stacks = (await call('alice', 'GET', `${API}/boards/${board['id']}/stacks`)).json as unknown as Json[];
       return stacks.map((s) => [s['title'], ((s['cards'] ?? []) as Json[]).map((c) => [c['title'], c['order']])]);
     };
-    const capturedPositions = (step: string) => (JSON.parse(capture[step]!.response.body) as Json[]).map((s) => [s['title'], ((s['cards'] ?? []) as Json[]).map((c) => [c['title'], c['order']])]);
+    const capturedPositions = (step: string) =>
+      (JSON.parse(capture[step]!.response.body) as Json[]).map((s) => [s['title'], ((s['cards'] ?? []) as Json[]).map((c) => [c['title'], c['order']])]);
     assert.deepEqual(await positions(), capturedPositions('stacks-after-create'));
     await call('alice', 'PUT', `${cards}/${third['id']}/reorder`, { order: 0, stackId: todo['id'] });
     assert.deepEqual(await positions(), capturedPositions('stacks-after-reorder'));
@@ -216,9 +247,12 @@ describe('the fake per version: capabilities, Deck and Collectives', () => {
     const page = (await call('alice', 'POST', `${API}/${c['id']}/pages/${pages[0]?.['id']}`, { title: 'Capture page' })).json['ocs']['data']['page'] as Json;
     assert.equal(page['collectivePath'], '.Collectives/Wiki');
     // The page is a file in alice's files at that mount, as collectives-4.5.json reads it over WebDAV.
-    const file = await fetch(`${nc.url}/remote.php/dav/files/alice/.Collectives/Wiki/${encodeURIComponent(String(page['fileName']))}`, { headers: headers('alice') });
+    const file = await fetch(`${nc.url}/remote.php/dav/files/alice/.Collectives/Wiki/${encodeURIComponent(String(page['fileName']))}`, {
+      headers: headers('alice'),
+    });
     assert.equal(file.status, 200);
-    for (const key of ['id', 'title', 'fileName', 'filePath', 'collectivePath', 'parentId', 'timestamp', 'size']) assert.ok(key in page, `the fake's page has ${key}`);
+    for (const key of ['id', 'title', 'fileName', 'filePath', 'collectivePath', 'parentId', 'timestamp', 'size'])
+      assert.ok(key in page, `the fake's page has ${key}`);
   });
 
   it('Nextcloud 33: a repeated share answers the existing share unchanged, as in ocs-sharing-33.json', async () => {

@@ -62,7 +62,13 @@ describe('fake webhook_listeners matches the Nextcloud 33 capture', () => {
     const dav = (method: string, path: string, extra: Record<string, string> = {}, content?: string) =>
       fetch(`${nc.url}/remote.php/dav/files/alice/${path}`, {
         method,
-        headers: { 'EX-APP-ID': 'educai', 'EX-APP-VERSION': '1.0.0', 'OCS-APIRequest': 'true', 'AUTHORIZATION-APP-API': Buffer.from(`alice:${SECRET}`).toString('base64'), ...extra },
+        headers: {
+          'EX-APP-ID': 'educai',
+          'EX-APP-VERSION': '1.0.0',
+          'OCS-APIRequest': 'true',
+          'AUTHORIZATION-APP-API': Buffer.from(`alice:${SECRET}`).toString('base64'),
+          ...extra,
+        },
         body: content,
       });
     await dav('PUT', 'Talk%20AI/cap.md', {}, '# Cap\n');
@@ -75,7 +81,11 @@ describe('fake webhook_listeners matches the Nextcloud 33 capture', () => {
     const transport = new Set(['host', 'content-length', 'accept-encoding']);
     for (const [i, r] of real.entries()) {
       const f = fake[i]!;
-      assert.deepEqual(keys(f.headers), keys(r.headers).filter((k) => !transport.has(k)), 'no Content-Type, AA-REQUEST-ID "CLI"');
+      assert.deepEqual(
+        keys(f.headers),
+        keys(r.headers).filter((k) => !transport.has(k)),
+        'no Content-Type, AA-REQUEST-ID "CLI"',
+      );
       assert.equal(Buffer.from(f.headers['authorization-app-api']!, 'base64').toString().split(':')[0], 'alice', "the changing user's header");
       const rb = JSON.parse(r.body);
       const fb = JSON.parse(f.body);

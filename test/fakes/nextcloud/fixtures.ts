@@ -60,7 +60,10 @@ export function readNc33Exchange(name: string, step: string): CapturedExchange {
 
 /** The captured `cloud/capabilities` body of that version, with the capture's server URL replaced by `baseUrl`. */
 export function capturedCapabilitiesBody(baseUrl: string, version: 29 | 33 = 29): string {
-  const body = version === 33 ? readNc33Exchange('appapi-33-ocs.json', 'capabilities-as-alice').response.body : readNc29Exchange('20-ocs-capabilities-as-alice.json').response.body;
+  const body =
+    version === 33
+      ? readNc33Exchange('appapi-33-ocs.json', 'capabilities-as-alice').response.body
+      : readNc29Exchange('20-ocs-capabilities-as-alice.json').response.body;
   // The recording server's URL (its port differs between recordings), JSON-escaped as PHP writes it.
   return body.replace(/http:\\\/\\\/127\.0\.0\.1:\d+/g, () => baseUrl.replace(/\//g, '\\/'));
 }

@@ -19,9 +19,7 @@ const XML_TYPE = 'application/xml; charset=utf-8';
 export function phpJson(value: unknown): string {
   const text = JSON.stringify(value) ?? 'null';
   // Both characters can only occur inside JSON strings, so a global replace is safe.
-  return text
-    .replace(/\//g, '\\/')
-    .replace(/[\u0080-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
+  return text.replace(/\//g, '\\/').replace(/[\u0080-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0'));
 }
 
 export function ocsVersionOf(path: string): OcsVersion | null {
@@ -65,7 +63,14 @@ export function ocsData(version: OcsVersion, format: OcsFormat, data: unknown, s
 }
 
 /** An OCS failure from a controller or middleware (OCSException, DataResponse with error status). */
-export function ocsFailure(version: OcsVersion, format: OcsFormat, status: number, message = '', data: unknown = [], headers: Record<string, string> = {}): FakeReply {
+export function ocsFailure(
+  version: OcsVersion,
+  format: OcsFormat,
+  status: number,
+  message = '',
+  data: unknown = [],
+  headers: Record<string, string> = {},
+): FakeReply {
   return ocsResult(version, format, status, message, data, headers);
 }
 

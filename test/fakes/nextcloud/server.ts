@@ -34,7 +34,18 @@ import { FakeWebSessions } from './web-sessions.ts';
 import type { FakeUser } from './users.ts';
 
 export { FakeRoom, botSignature, sha1Hex, MAX_CHAT_LENGTH } from './talk.ts';
-export type { FakeChatMessage, FakeParticipant, TalkBot, BotMessageRecord, BotReactionRecord, WebhookDelivery, WebhookHandler, CreateRoomOptions, PostMessageOptions, MessageActor } from './talk.ts';
+export type {
+  FakeChatMessage,
+  FakeParticipant,
+  TalkBot,
+  BotMessageRecord,
+  BotReactionRecord,
+  WebhookDelivery,
+  WebhookHandler,
+  CreateRoomOptions,
+  PostMessageOptions,
+  MessageActor,
+} from './talk.ts';
 export type { FakeUser } from './users.ts';
 export type { FakeUiRegistry, RegisteredTalkBot } from './appapi.ts';
 export type { FakeReply } from './ocs.ts';
@@ -302,7 +313,11 @@ export class FakeNextcloud {
   room(token: string): FakeRoom {
     return this.talk.room(token);
   }
-  addParticipant(token: string, p: { actorType?: 'users' | 'guests'; actorId: string; participantType: ParticipantType; displayName?: string }, addedBy?: string): FakeParticipant {
+  addParticipant(
+    token: string,
+    p: { actorType?: 'users' | 'guests'; actorId: string; participantType: ParticipantType; displayName?: string },
+    addedBy?: string,
+  ): FakeParticipant {
     return this.talk.addParticipant(token, p, addedBy);
   }
   removeParticipant(token: string, actorId: string, removedBy?: string): void {

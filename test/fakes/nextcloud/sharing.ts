@@ -46,7 +46,8 @@ export class FakeSharing {
     this.#users = users;
     this.#baseUrl = baseUrl;
     this.#now = now;
-    files.shareTypesOf = (owner, fileId) => [...new Set([...this.shares.values()].filter((s) => s.owner === owner && s.fileId === fileId).map((s) => s.shareType))].sort();
+    files.shareTypesOf = (owner, fileId) =>
+      [...new Set([...this.shares.values()].filter((s) => s.owner === owner && s.fileId === fileId).map((s) => s.shareType))].sort();
   }
 
   /** Shares owned by `uid`. */
@@ -109,7 +110,13 @@ export class FakeSharing {
   }
 
   routes(): FakeRoute[] {
-    const route = (method: string, path: RegExp, handle: (ctx: RouteContext, m: RegExpExecArray) => FakeReply): FakeRoute => ({ method, path, access: 'login', csrf: true, handle });
+    const route = (method: string, path: RegExp, handle: (ctx: RouteContext, m: RegExpExecArray) => FakeReply): FakeRoute => ({
+      method,
+      path,
+      access: 'login',
+      csrf: true,
+      handle,
+    });
     const fail = (ctx: RouteContext, status: number, message: string): FakeReply => ocsFailure(ctx.version, ctx.format, status, message);
     const noShare = (ctx: RouteContext): FakeReply => fail(ctx, 404, 'Wrong share ID, share does not exist');
     return [
@@ -126,7 +133,11 @@ export class FakeSharing {
             list = list.filter((s) => ids.has(s.fileId));
           } else list = list.filter((s) => s.fileId === node.fileId);
         }
-        return ocsData(ctx.version, ctx.format, list.sort((a, b) => a.id - b.id).map((s) => this.#data(s, uid)));
+        return ocsData(
+          ctx.version,
+          ctx.format,
+          list.sort((a, b) => a.id - b.id).map((s) => this.#data(s, uid)),
+        );
       }),
       route('GET', new RegExp(`^${A}/shares/(\\d+)$`), (ctx, m) => {
         const s = this.shares.get(Number(m[1]));
@@ -165,7 +176,9 @@ export class FakeSharing {
           status: [],
         });
         const groupEntry = (g: string): Record<string, unknown> => ({ label: g, value: { shareType: 1, shareWith: g } });
-        const users = this.#users.ids().filter((id) => id !== uid && search !== '' && (id.toLowerCase().includes(search) || this.#users.displayName(id).toLowerCase().includes(search)));
+        const users = this.#users
+          .ids()
+          .filter((id) => id !== uid && search !== '' && (id.toLowerCase().includes(search) || this.#users.displayName(id).toLowerCase().includes(search)));
         const groups = this.#users.groupIds().filter((g) => search !== '' && g.toLowerCase().includes(search));
         const exactUsers = users.filter((id) => id.toLowerCase() === search);
         const exactGroups = groups.filter((g) => g.toLowerCase() === search);
@@ -196,7 +209,16 @@ export class FakeSharing {
     let permissions = permsRaw === undefined ? 31 : Number(permsRaw);
     if (!node.folder) permissions &= 19;
     const shareWith = str(ctx.params['shareWith']);
-    const base = { id: this.#nextId++, owner: uid, fileId: node.fileId, stime: this.#now(), note: str(ctx.params['note']) ?? '', label: str(ctx.params['label']) ?? '', token: null as string | null, passwordHash: null as string | null };
+    const base = {
+      id: this.#nextId++,
+      owner: uid,
+      fileId: node.fileId,
+      stime: this.#now(),
+      note: str(ctx.params['note']) ?? '',
+      label: str(ctx.params['label']) ?? '',
+      token: null as string | null,
+      passwordHash: null as string | null,
+    };
     const expireDate = str(ctx.params['expireDate']);
     const expiration = expireDate ? `${expireDate} 00:00:00` : null;
     let share: FakeShare;
@@ -224,7 +246,9 @@ export class FakeSharing {
       return fail(400, 'Unknown share type');
     }
     if (this.returnsExistingShare && share.shareType !== 3) {
-      const existing = [...this.shares.values()].find((x) => x.owner === uid && x.fileId === share.fileId && x.shareType === share.shareType && x.shareWith === share.shareWith);
+      const existing = [...this.shares.values()].find(
+        (x) => x.owner === uid && x.fileId === share.fileId && x.shareType === share.shareType && x.shareWith === share.shareWith,
+      );
       if (existing) {
         this.#nextId--;
         return ocsData(ctx.version, ctx.format, this.#data(existing, uid));

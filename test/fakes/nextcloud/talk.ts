@@ -121,7 +121,9 @@ export function sha1Hex(text: string): string {
 }
 
 export function botSignature(secret: string, random: string, signed: string): string {
-  return createHmac('sha256', secret).update(random + signed, 'utf8').digest('hex');
+  return createHmac('sha256', secret)
+    .update(random + signed, 'utf8')
+    .digest('hex');
 }
 
 function codePoints(s: string): number {
@@ -202,7 +204,12 @@ export class FakeRoom {
   /** The stored name: a one-to-one room keeps its two user ids as JSON (capture 65). */
   get storedName(): string {
     if (this.type !== 1) return this.name;
-    return JSON.stringify(this.participants.filter((p) => p.actorType === 'users').map((p) => p.actorId).sort());
+    return JSON.stringify(
+      this.participants
+        .filter((p) => p.actorType === 'users')
+        .map((p) => p.actorId)
+        .sort(),
+    );
   }
 }
 
@@ -319,7 +326,10 @@ export class FakeTalk {
     const owner = room.participants.find((p) => p.participantType === 1 && p.actorType === 'users');
     if (owner) {
       const actor = { actorType: 'users' as const, actorId: owner.actorId };
-      this.#append(room, actor, '{actor} created the conversation', { systemMessage: 'conversation_created', parameters: { actor: this.#userParam(owner.actorId) } });
+      this.#append(room, actor, '{actor} created the conversation', {
+        systemMessage: 'conversation_created',
+        parameters: { actor: this.#userParam(owner.actorId) },
+      });
       if (room.type !== 1) {
         for (const p of room.participants) {
           if (p === owner || p.actorType !== 'users') continue;
@@ -339,7 +349,11 @@ export class FakeTalk {
     return room;
   }
 
-  addParticipant(token: string, p: { actorType?: 'users' | 'guests'; actorId: string; participantType: ParticipantType; displayName?: string }, addedBy?: string): FakeParticipant {
+  addParticipant(
+    token: string,
+    p: { actorType?: 'users' | 'guests'; actorId: string; participantType: ParticipantType; displayName?: string },
+    addedBy?: string,
+  ): FakeParticipant {
     const room = this.room(token);
     const actorType = p.actorType ?? 'users';
     if (room.participant(p.actorId, actorType)) throw new Error(`${p.actorId} is already in ${token}`);
@@ -468,7 +482,8 @@ export class FakeTalk {
     const room = this.room(token);
     const target = room.message(messageId);
     if (!target) throw new Error(`no message ${messageId} in ${token}`);
-    const editorId = editor?.actorId ?? (target.actorType === 'users' ? target.actorId : room.participants.find((p) => MODERATOR_TYPES.has(p.participantType))?.actorId);
+    const editorId =
+      editor?.actorId ?? (target.actorType === 'users' ? target.actorId : room.participants.find((p) => MODERATOR_TYPES.has(p.participantType))?.actorId);
     if (editorId === undefined) throw new Error('nobody to edit as');
     const system = this.#edit(room, target, newText, editorId);
     this.#fire(room, system);
@@ -479,7 +494,13 @@ export class FakeTalk {
    * A user's reaction as `POST`/`DELETE reaction/{token}/{messageId}` does it: 201 added, 200 already
    * there (POST) or removed (DELETE), 404 unknown or not reacted, 400 on a system message.
    */
-  async userReaction(token: string, uid: string, messageId: number, reaction: string, method: 'POST' | 'DELETE'): Promise<{ status: number; data?: Record<string, unknown> }> {
+  async userReaction(
+    token: string,
+    uid: string,
+    messageId: number,
+    reaction: string,
+    method: 'POST' | 'DELETE',
+  ): Promise<{ status: number; data?: Record<string, unknown> }> {
     const room = this.room(token);
     if (!room.participant(uid)) return { status: 404 };
     const target = room.message(messageId);
@@ -509,7 +530,11 @@ export class FakeTalk {
       original.messageParameters = {};
     }
     // Activity reaction_revoked (as the user), then Undo (as the author): capture talk-21-reactions.json, step 17.
-    const revoked = this.#append(room, actor, '{actor} deleted a reaction', { systemMessage: 'reaction_revoked', parameters: { actor: this.#userParam(uid) }, replyTo: target.id });
+    const revoked = this.#append(room, actor, '{actor} deleted a reaction', {
+      systemMessage: 'reaction_revoked',
+      parameters: { actor: this.#userParam(uid) },
+      replyTo: target.id,
+    });
     await this.#fireAndWait(room, revoked);
     await this.#deliver(this.#queueReaction(room, target, reaction, false));
     return { status: 200, data: this.reactionsOf(target) };
@@ -581,7 +606,13 @@ export class FakeTalk {
       if (!bot?.features.has('reaction')) continue;
       const actorName = target.actorType === 'users' ? this.#users.displayName(target.actorId) : target.actorDisplayName;
       const actor = { type: 'Person', id: `${target.actorType}/${target.actorId}`, name: actorName };
-      const note = { type: 'Note', id: String(target.id), name: '', content: phpJson({ message: target.message, parameters: phpParams(target.messageParameters) }), mediaType: 'text/markdown' };
+      const note = {
+        type: 'Note',
+        id: String(target.id),
+        name: '',
+        content: phpJson({ message: target.message, parameters: phpParams(target.messageParameters) }),
+        mediaType: 'text/markdown',
+      };
       const collection = { type: 'Collection', id: room.token, name: room.storedName };
       const like = { type: 'Like', actor, object: note, target: collection, content: reaction };
       const event = added ? like : { type: 'Undo', actor, object: like, target: collection };
@@ -913,7 +944,11 @@ export class FakeTalk {
         handle: (ctx, m) => {
           const room = participantRoom(ctx, m[1] ?? '');
           if (!room) return notFound(ctx);
-          return ocsData(ctx.version, ctx.format, room.participants.map((p) => this.#formatParticipant(room, p)));
+          return ocsData(
+            ctx.version,
+            ctx.format,
+            room.participants.map((p) => this.#formatParticipant(room, p)),
+          );
         },
       },
       {
@@ -937,7 +972,13 @@ export class FakeTalk {
           }
           if (picked.length === 0) return { status: 304, headers: commonRead(room), body: '' };
           const headers = { ...commonRead(room), 'x-chat-last-given': String(picked.at(-1)?.id ?? 0) };
-          return ocsData(ctx.version, ctx.format, picked.map((x) => this.formatMessage(x, ctx.user)), 200, headers);
+          return ocsData(
+            ctx.version,
+            ctx.format,
+            picked.map((x) => this.formatMessage(x, ctx.user)),
+            200,
+            headers,
+          );
         },
       },
       {
@@ -1035,7 +1076,13 @@ export class FakeTalk {
           const after = room.messages.filter((x) => x.id > id).slice(0, limit);
           const picked = [...before, ...after];
           const headers = { ...commonRead(room), 'x-chat-last-given': String(picked.at(-1)?.id ?? id) };
-          return ocsData(ctx.version, ctx.format, picked.map((x) => this.formatMessage(x, ctx.user)), 200, headers);
+          return ocsData(
+            ctx.version,
+            ctx.format,
+            picked.map((x) => this.formatMessage(x, ctx.user)),
+            200,
+            headers,
+          );
         },
       },
       {
@@ -1055,7 +1102,11 @@ export class FakeTalk {
             last_error_date: 0,
             last_error_message: null,
             state: 1,
-            features: (b.features.has('webhook') ? 1 : 0) | (b.features.has('response') ? 2 : 0) | (b.features.has('event') ? 4 : 0) | (b.features.has('reaction') ? 8 : 0),
+            features:
+              (b.features.has('webhook') ? 1 : 0) |
+              (b.features.has('response') ? 2 : 0) |
+              (b.features.has('event') ? 4 : 0) |
+              (b.features.has('reaction') ? 8 : 0),
           }));
           return ocsData(ctx.version, ctx.format, list);
         },

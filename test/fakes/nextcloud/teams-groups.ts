@@ -139,7 +139,14 @@ export class FakeTeams {
   #basedOn(m: FakeTeamMember): Record<string, unknown> {
     const source = m.type === 'user' ? 1 : m.type === 'group' ? 2 : m.type === 'team' ? 16 : 4;
     const displayName = this.#displayName(m);
-    const prefix = m.type === 'user' ? `user:${m.userId}:${m.singleId}` : m.type === 'group' ? `group:${m.userId}` : m.type === 'team' ? `circle:${m.userId}` : `mail:${m.userId}`;
+    const prefix =
+      m.type === 'user'
+        ? `user:${m.userId}:${m.singleId}`
+        : m.type === 'group'
+          ? `group:${m.userId}`
+          : m.type === 'team'
+            ? `circle:${m.userId}`
+            : `mail:${m.userId}`;
     return {
       id: m.singleId,
       name: prefix,
@@ -169,7 +176,19 @@ export class FakeTeams {
       userType: 1,
       displayName: this.#users.displayName(uid),
       instance: INSTANCE,
-      basedOn: { id: single, name: `user:${uid}:${single}`, displayName: this.#users.displayName(uid), sanitizedName: '', source: 1, population: 0, config: 1, description: '', url: '', creation: 0, initiator: null },
+      basedOn: {
+        id: single,
+        name: `user:${uid}:${single}`,
+        displayName: this.#users.displayName(uid),
+        sanitizedName: '',
+        source: 1,
+        population: 0,
+        config: 1,
+        description: '',
+        url: '',
+        creation: 0,
+        initiator: null,
+      },
     };
   }
 
@@ -318,7 +337,9 @@ export function teamsGroupsRoutes(users: UserDirectory, talk: FakeTalk, now: () 
         if (!groups) return ocsFailure(ctx.version, ctx.format, 403, SUBADMIN_REQUIRED);
         const limit = Number(ctx.params['limit'] ?? groups.length) || groups.length;
         return ocsData(ctx.version, ctx.format, {
-          groups: groups.slice(0, limit).map((id) => ({ id, displayname: id, usercount: users.members(id).length, disabled: 0, canAdd: true, canRemove: true })),
+          groups: groups
+            .slice(0, limit)
+            .map((id) => ({ id, displayname: id, usercount: users.members(id).length, disabled: 0, canAdd: true, canRemove: true })),
         });
       },
     },
@@ -362,7 +383,13 @@ export function teamsGroupsRoutes(users: UserDirectory, talk: FakeTalk, now: () 
       csrf: true,
       handle: (ctx, m) => {
         const team = visibleTeam(ctx, decode(m[1]));
-        return isReply(team) ? team : ocsData(ctx.version, ctx.format, team.members.map((x) => teams.formatMember(team, x)));
+        return isReply(team)
+          ? team
+          : ocsData(
+              ctx.version,
+              ctx.format,
+              team.members.map((x) => teams.formatMember(team, x)),
+            );
       },
     },
     {
@@ -440,7 +467,16 @@ export function teamsGroupsRoutes(users: UserDirectory, talk: FakeTalk, now: () 
           const invite = String(ctx.params['invite'] ?? '');
           if (!users.has(invite) || invite === uid) return ocsFailure(ctx.version, ctx.format, 400, '', { error: 'invite' });
           const existing = [...talk.rooms.values()].find((r) => r.type === 1 && r.participant(uid) && r.participant(invite));
-          const room = existing ?? talk.createRoom({ name: invite, type: 1, participants: [{ actorId: uid, participantType: 1 }, { actorId: invite, participantType: 1 }] });
+          const room =
+            existing ??
+            talk.createRoom({
+              name: invite,
+              type: 1,
+              participants: [
+                { actorId: uid, participantType: 1 },
+                { actorId: invite, participantType: 1 },
+              ],
+            });
           return ocsData(ctx.version, ctx.format, talk.formatRoom(room, uid), existing ? 200 : 201);
         }
         if (roomType !== 2 && roomType !== 3) return ocsFailure(ctx.version, ctx.format, 400, '', { error: 'type' });

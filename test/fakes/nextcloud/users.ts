@@ -128,17 +128,10 @@ function paged(ids: string[], ctx: RouteContext): string[] {
 export function userRoutes(users: UserDirectory, capabilitiesData: () => unknown): FakeRoute[] {
   const self = (ctx: RouteContext): string => ctx.user ?? '';
   const notFound998 = (ctx: RouteContext): FakeReply => ocsFailure(ctx.version, ctx.format, 998, '');
-  const adminOnly = (ctx: RouteContext): FakeReply | null =>
-    users.isAdmin(self(ctx)) ? null : ocsFailure(ctx.version, ctx.format, 403, SUBADMIN_REQUIRED);
+  const adminOnly = (ctx: RouteContext): FakeReply | null => (users.isAdmin(self(ctx)) ? null : ocsFailure(ctx.version, ctx.format, 403, SUBADMIN_REQUIRED));
 
   return [
-    {
-      method: 'GET',
-      path: /^\/cloud\/capabilities$/,
-      access: 'public',
-      csrf: true,
-      handle: (ctx) => ocsData(ctx.version, ctx.format, capabilitiesData()),
-    },
+    { method: 'GET', path: /^\/cloud\/capabilities$/, access: 'public', csrf: true, handle: (ctx) => ocsData(ctx.version, ctx.format, capabilitiesData()) },
     {
       method: 'GET',
       path: /^\/cloud\/user$/,

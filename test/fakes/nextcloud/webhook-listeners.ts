@@ -32,7 +32,11 @@ export interface FakeWebhookDelivery {
   body: string;
 }
 
-const NODE_EVENTS = new Set(['NodeCreatedEvent', 'NodeWrittenEvent', 'NodeDeletedEvent', 'NodeRenamedEvent', 'NodeCopiedEvent', 'NodeTouchedEvent'].map((e) => `OCP\\Files\\Events\\Node\\${e}`));
+const NODE_EVENTS = new Set(
+  ['NodeCreatedEvent', 'NodeWrittenEvent', 'NodeDeletedEvent', 'NodeRenamedEvent', 'NodeCopiedEvent', 'NodeTouchedEvent'].map(
+    (e) => `OCP\\Files\\Events\\Node\\${e}`,
+  ),
+);
 
 function valueAt(doc: unknown, dotted: string): unknown {
   let cur = doc;
@@ -124,7 +128,13 @@ export class FakeWebhookListeners {
       csrf: true,
       handle: (ctx, m) => {
         // As captured on NC 33 with the app disabled: HTTP 404, OCS statuscode 998.
-        if (!this.available) return ocsFailure(ctx.version, ctx.format, 998, 'Invalid query, please check the syntax. API specifications are here: http://www.freedesktop.org/wiki/Specifications/open-collaboration-services.\n');
+        if (!this.available)
+          return ocsFailure(
+            ctx.version,
+            ctx.format,
+            998,
+            'Invalid query, please check the syntax. API specifications are here: http://www.freedesktop.org/wiki/Specifications/open-collaboration-services.\n',
+          );
         if (ctx.user === null) return notLoggedIn(ctx.version, ctx.format);
         if (ctx.user !== '' && !this.#users.isAdmin(ctx.user)) {
           return ocsFailure(ctx.version, ctx.format, 403, 'Logged in account must be an admin, a sub admin or gotten special right to access this setting');
@@ -156,7 +166,11 @@ export class FakeWebhookListeners {
       }),
       guarded('GET', '', (ctx) => {
         const uri = ctx.query.get('uri');
-        return ocsData(ctx.version, ctx.format, [...this.listeners.values()].filter((l) => uri === null || l.uri === uri));
+        return ocsData(
+          ctx.version,
+          ctx.format,
+          [...this.listeners.values()].filter((l) => uri === null || l.uri === uri),
+        );
       }),
       guarded('DELETE', '/byappid/([^/]+)', (ctx, m) => {
         const appId = decodeURIComponent(m[1] ?? '');

@@ -205,7 +205,10 @@ export class FakeKnowledgeEndpoints {
     const body = JSON.parse(raw.toString('utf8')) as { model?: string; messages?: Array<{ content?: unknown }> };
     const content = body.messages?.at(-1)?.content;
     const parts = Array.isArray(content) ? (content as Array<{ type?: string; text?: string; image_url?: { url?: string } }>) : [];
-    const prompt = parts.filter((p) => p.type === 'text').map((p) => p.text ?? '').join('\n');
+    const prompt = parts
+      .filter((p) => p.type === 'text')
+      .map((p) => p.text ?? '')
+      .join('\n');
     const image = parts.find((p) => p.type === 'image_url')?.image_url?.url ?? '';
     this.visionCalls.push({ model: body.model ?? '', prompt, imageDataUrl: image });
     const text = this.describe(prompt, image);
@@ -233,7 +236,11 @@ export class FakeKnowledgeEndpoints {
     const file = parts.find((p) => p.name === 'files');
     if (!file) return this.#json(res, 422, { detail: 'files missing' });
     this.doclingCalls.push({ name: file.filename ?? '', size: file.data.length, apiKey: (req.headers['x-api-key'] as string | undefined) ?? null });
-    const printable = file.data.toString('latin1').match(/\(([^)]{2,})\)\s*Tj/g)?.map((m) => m.replace(/^\(|\)\s*Tj$/g, '')) ?? [];
+    const printable =
+      file.data
+        .toString('latin1')
+        .match(/\(([^)]{2,})\)\s*Tj/g)
+        ?.map((m) => m.replace(/^\(|\)\s*Tj$/g, '')) ?? [];
     this.#json(res, 200, {
       document: { filename: file.filename, md_content: `# Converted by Docling\n\n${file.filename} ${printable.join(' ')}`.trim() },
       status: 'success',

@@ -158,7 +158,7 @@ export class FakeOpenAI {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
     const raw = Buffer.concat(chunks).toString('utf8');
-    let body: Record<string, unknown> | null = null;
+    let body: Record<string, unknown> | null;
     try {
       body = raw === '' ? null : (JSON.parse(raw) as Record<string, unknown>);
     } catch {

@@ -7,8 +7,18 @@ import type { FakeKnowledgeEndpoints } from '../../fakes/openai/fake-knowledge-e
 import { knowledgeOn } from './knowledge-harness.ts';
 import { MemoryFiles } from './memory-files.ts';
 
-const cfg = JSON.parse(process.env.KNOWLEDGE_CHILD ?? '{}') as { dialect: 'sqlite' | 'postgres'; dataDir: string; databaseUrl: string | null; pgSchema?: string; manifest: string; fakeUrl: string };
-const handle = cfg.dialect === 'sqlite' ? openDatabase({ sqlitePath: join(cfg.dataDir, 'educai.sqlite') }) : openDatabase({ databaseUrl: cfg.databaseUrl, pgSchema: cfg.pgSchema, pgPoolSize: 2 });
+const cfg = JSON.parse(process.env.KNOWLEDGE_CHILD ?? '{}') as {
+  dialect: 'sqlite' | 'postgres';
+  dataDir: string;
+  databaseUrl: string | null;
+  pgSchema?: string;
+  manifest: string;
+  fakeUrl: string;
+};
+const handle =
+  cfg.dialect === 'sqlite'
+    ? openDatabase({ sqlitePath: join(cfg.dataDir, 'educai.sqlite') })
+    : openDatabase({ databaseUrl: cfg.databaseUrl, pgSchema: cfg.pgSchema, pgPoolSize: 2 });
 const files = MemoryFiles.fromJSON(readFileSync(cfg.manifest, 'utf8'));
 const k = await knowledgeOn({ ...handle, dataDir: cfg.dataDir }, { url: cfg.fakeUrl } as FakeKnowledgeEndpoints, files, { worker: { pollMs: 100 } });
 await k.start();

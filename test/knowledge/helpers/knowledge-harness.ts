@@ -35,6 +35,15 @@ export async function knowledgeOn(
     extractor: { limits: { timeoutMs: 30_000 } },
     ...extra,
   });
-  await k.settings.update({ embeddingEndpoint: fake.url, embeddingModel: EMBED_MODEL, embeddingBatchSize: 4, embeddingConcurrency: 1, visionEndpoint: fake.url, visionModel: 'fake-vision', speechEndpoint: fake.url, speechModel: 'fake-whisper' });
+  await k.settings.update({
+    embeddingEndpoint: fake.url,
+    embeddingModel: EMBED_MODEL,
+    embeddingBatchSize: 4,
+    embeddingConcurrency: 1,
+    visionEndpoint: fake.url,
+    visionModel: 'fake-vision',
+    speechEndpoint: fake.url,
+    speechModel: 'fake-whisper',
+  });
   return k;
 }

@@ -22,13 +22,18 @@ let provider: FirstPartyToolProvider;
 let confirmations: RecordingConfirmations;
 let mark = 0;
 
-const ctx = (uid = 'alice') => createInvocationContext({ user: issueFromConfirmedTalkAuthor(uid), actorKind: 'user', botId: 'bot-1', roomToken: 'room-r', messageId: '7' });
+const ctx = (uid = 'alice') =>
+  createInvocationContext({ user: issueFromConfirmedTalkAuthor(uid), actorKind: 'user', botId: 'bot-1', roomToken: 'room-r', messageId: '7' });
 const run = (name: string, args: Record<string, unknown>, uid = 'alice') => provider.executeTool(name, args, {}, ctx(uid));
 
 async function basic(method: string, path: string, uid: string, body?: string, headers: Record<string, string> = {}): Promise<Response> {
   return fetch(`${radicale.url}${path}`, {
     method,
-    headers: { Authorization: `Basic ${Buffer.from(`${uid}:${radicale.passwords[uid] ?? ''}`).toString('base64')}`, 'Content-Type': 'application/xml; charset=utf-8', ...headers },
+    headers: {
+      Authorization: `Basic ${Buffer.from(`${uid}:${radicale.passwords[uid] ?? ''}`).toString('base64')}`,
+      'Content-Type': 'application/xml; charset=utf-8',
+      ...headers,
+    },
     ...(body !== undefined ? { body } : {}),
   });
 }
@@ -73,19 +78,29 @@ describe('calendar tools through tsdav against a real radicale', () => {
 
   it('advertises the calendar tools after discovering CalDAV as the user', async () => {
     const tools = (await provider.getTools(ctx())).map((t) => t.name);
-    for (const name of ['calendar_list', 'calendar_search', 'calendar_availability', 'calendar_create_event', 'calendar_update_event', 'calendar_delete_event']) assert.ok(tools.includes(name), name);
+    for (const name of ['calendar_list', 'calendar_search', 'calendar_availability', 'calendar_create_event', 'calendar_update_event', 'calendar_delete_event'])
+      assert.ok(tools.includes(name), name);
     assertAllAs('alice');
   });
 
   it('calendar_list discovers only what exists (no personal calendar is assumed)', async () => {
     const res = await run('calendar_list', {});
     assert.equal(res.isError, false, text(res));
-    assert.deepEqual((json(res)['calendars'] as Array<Record<string, unknown>>).map((c) => [c['id'], c['name']]), [['lessons', 'Lessons']]);
+    assert.deepEqual(
+      (json(res)['calendars'] as Array<Record<string, unknown>>).map((c) => [c['id'], c['name']]),
+      [['lessons', 'Lessons']],
+    );
     assertAllAs('alice');
   });
 
   it('creates an event with a TZID (201 + ETag), finds it by time range, not outside it', async () => {
-    const res = await run('calendar_create_event', { calendar: 'lessons', title: 'Fractions', start: '2027-03-05T10:00:00', end: '2027-03-05T11:00:00', timezone: 'Europe/Berlin' });
+    const res = await run('calendar_create_event', {
+      calendar: 'lessons',
+      title: 'Fractions',
+      start: '2027-03-05T10:00:00',
+      end: '2027-03-05T11:00:00',
+      timezone: 'Europe/Berlin',
+    });
     assert.equal(res.isError, false, text(res));
     const created = json(res)['created'] as Record<string, unknown>;
     assert.match(String(created['etag']), /^"/);
@@ -101,7 +116,9 @@ describe('calendar tools through tsdav against a real radicale', () => {
   });
 
   it('updates with If-Match (radicale answers 201; any 2xx is success) and a stale ETag gives 412', async () => {
-    const created = json(await run('calendar_create_event', { calendar: 'lessons', title: 'Old', start: '2027-03-08T10:00:00Z', end: '2027-03-08T11:00:00Z' }))['created'] as Record<string, unknown>;
+    const created = json(await run('calendar_create_event', { calendar: 'lessons', title: 'Old', start: '2027-03-08T10:00:00Z', end: '2027-03-08T11:00:00Z' }))[
+      'created'
+    ] as Record<string, unknown>;
     const uid = String(created['uid']);
     const stale = await run('calendar_update_event', { uid, etag: '"not-the-etag"', title: 'x' });
     assert.match(text(stale), /changed since you read it/);
@@ -117,13 +134,21 @@ describe('calendar tools through tsdav against a real radicale', () => {
     assert.ok(lessons);
     const [obj] = await cal.findByUid(lessons, uid);
     assert.ok(obj);
-    await assert.rejects(() => cal.update(obj, obj.data, String(created['etag'])), (err: unknown) => err instanceof NextcloudConflictError && err.status === 412);
-    await assert.rejects(() => cal.remove(obj, String(created['etag'])), (err: unknown) => err instanceof NextcloudConflictError && err.status === 412);
+    await assert.rejects(
+      () => cal.update(obj, obj.data, String(created['etag'])),
+      (err: unknown) => err instanceof NextcloudConflictError && err.status === 412,
+    );
+    await assert.rejects(
+      () => cal.remove(obj, String(created['etag'])),
+      (err: unknown) => err instanceof NextcloudConflictError && err.status === 412,
+    );
     assertAllAs('alice');
   });
 
   it('deletes only after confirmation, ETag-checked', async () => {
-    const created = json(await run('calendar_create_event', { calendar: 'lessons', title: 'Delete me', start: '2027-03-09T10:00:00Z', end: '2027-03-09T11:00:00Z' }))['created'] as Record<string, unknown>;
+    const created = json(
+      await run('calendar_create_event', { calendar: 'lessons', title: 'Delete me', start: '2027-03-09T10:00:00Z', end: '2027-03-09T11:00:00Z' }),
+    )['created'] as Record<string, unknown>;
     const res = await run('calendar_delete_event', { uid: created['uid'] });
     assert.match(text(res), /NOT DONE YET/);
     assert.equal(json(await run('calendar_search', { start: '2027-03-09T00:00:00Z', end: '2027-03-10T00:00:00Z' }))['count'], 1);
@@ -142,7 +167,21 @@ describe('calendar tools through tsdav against a real radicale', () => {
   });
 
   it("isolation: alice never sees bob's calendar, and radicale refuses her a direct PROPFIND of it", async () => {
-    await (await basic('PUT', '/bob/bobcal/secret.ics', 'bob', buildEvent({ uid: 'bob-secret', title: 'Bob secret', start: resolveEventTime('2027-03-05T10:00:00Z', undefined, 's'), end: resolveEventTime('2027-03-05T11:00:00Z', undefined, 'e'), nowMs: NOW }), { 'Content-Type': 'text/calendar; charset=utf-8' })).arrayBuffer();
+    await (
+      await basic(
+        'PUT',
+        '/bob/bobcal/secret.ics',
+        'bob',
+        buildEvent({
+          uid: 'bob-secret',
+          title: 'Bob secret',
+          start: resolveEventTime('2027-03-05T10:00:00Z', undefined, 's'),
+          end: resolveEventTime('2027-03-05T11:00:00Z', undefined, 'e'),
+          nowMs: NOW,
+        }),
+        { 'Content-Type': 'text/calendar; charset=utf-8' },
+      )
+    ).arrayBuffer();
     const search = await run('calendar_search', { start: '2027-03-05T00:00:00Z', end: '2027-03-06T00:00:00Z' });
     assert.equal(text(search).includes('bob-secret'), false);
     const del = await run('calendar_delete_event', { uid: 'bob-secret' });
@@ -154,7 +193,10 @@ describe('calendar tools through tsdav against a real radicale', () => {
 
     mark = proxy.calls.length;
     const bobList = json(await run('calendar_list', {}, 'bob'));
-    assert.deepEqual((bobList['calendars'] as Array<Record<string, unknown>>).map((c) => c['id']), ['bobcal']);
+    assert.deepEqual(
+      (bobList['calendars'] as Array<Record<string, unknown>>).map((c) => c['id']),
+      ['bobcal'],
+    );
     assertAllAs('bob');
   });
 });

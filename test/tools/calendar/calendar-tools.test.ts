@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { issueFromConfirmedTalkAuthor } from '../../../lib/nextcloud/identity.ts';
 import { readNc29Exchange } from '../../fakes/nextcloud/fixtures.ts';
-import { json, NOW, startToolWorld, text, type ToolWorld } from '../first-party-fixture.ts';
+import { json, startToolWorld, text, type ToolWorld } from '../first-party-fixture.ts';
 
 let w: ToolWorld;
 let mark = 0;
@@ -13,7 +13,21 @@ const stored = () => w.confirmations.stored();
 const confirm = () => w.provider.executeConfirmed(stored(), issueFromConfirmedTalkAuthor('alice'));
 
 function event(uid: string, start: string, end: string, summary: string, extra: string[] = []): string {
-  return ['BEGIN:VCALENDAR', 'VERSION:2.0', 'PRODID:-//educai//capture-more//EN', 'BEGIN:VEVENT', `UID:${uid}`, 'DTSTAMP:20260101T100000Z', `DTSTART:${start}`, `DTEND:${end}`, `SUMMARY:${summary}`, ...extra, 'END:VEVENT', 'END:VCALENDAR', ''].join('\n');
+  return [
+    'BEGIN:VCALENDAR',
+    'VERSION:2.0',
+    'PRODID:-//educai//capture-more//EN',
+    'BEGIN:VEVENT',
+    `UID:${uid}`,
+    'DTSTAMP:20260101T100000Z',
+    `DTSTART:${start}`,
+    `DTEND:${end}`,
+    `SUMMARY:${summary}`,
+    ...extra,
+    'END:VEVENT',
+    'END:VCALENDAR',
+    '',
+  ].join('\n');
 }
 
 function assertAsAlice(): void {
@@ -21,7 +35,10 @@ function assertAsAlice(): void {
   assert.ok(calls.length > 0);
   for (const c of calls) {
     assert.equal(c.user, 'alice', `${c.method} ${c.path}`);
-    assert.ok(c.path.startsWith('/remote.php/dav') || c.path.startsWith('/ocs/') || c.path === '/index.php/apps/collectives/_api', `no request outside our templates: ${c.path}`);
+    assert.ok(
+      c.path.startsWith('/remote.php/dav') || c.path.startsWith('/ocs/') || c.path === '/index.php/apps/collectives/_api',
+      `no request outside our templates: ${c.path}`,
+    );
   }
   assert.deepEqual(w.nc.headerViolations, []);
 }
@@ -52,17 +69,29 @@ describe('calendar tools through tsdav against the fake Nextcloud', () => {
     assert.deepEqual(cals.map((c) => c['id']).sort(), ['app-generated--deck--board-1', CAL]);
     assert.equal(cals.find((c) => c['id'] === CAL)?.['name'], 'EducAI');
     assertAsAlice();
-    assert.equal(w.callsSince(mark).some((c) => c.path.includes('well-known')), false, 'no discovery probe outside /remote.php/dav');
+    assert.equal(
+      w.callsSince(mark).some((c) => c.path.includes('well-known')),
+      false,
+      'no discovery probe outside /remote.php/dav',
+    );
   });
 
   it('calendar_search finds events by time range and text (capture 81: 2 of 3)', async () => {
     const res = await w.run('calendar_search', { start: '2027-03-01T00:00:00Z', end: '2027-03-08T00:00:00Z' });
     assert.equal(res.isError, false, text(res));
     const events = json(res)['events'] as Array<Record<string, unknown>>;
-    assert.deepEqual(events.map((e) => e['uid']), ['educai-tr-1', 'educai-tr-2']);
+    assert.deepEqual(
+      events.map((e) => e['uid']),
+      ['educai-tr-1', 'educai-tr-2'],
+    );
     assert.equal(events[0]?.['start'], '2027-03-01T09:00:00Z');
-    const filtered = json(await w.run('calendar_search', { start: '2027-03-01T00:00:00', end: '2027-03-08T00:00:00', timezone: 'Europe/Berlin', text: 'lesson 2' }));
-    assert.deepEqual((filtered['events'] as Array<Record<string, unknown>>).map((e) => e['uid']), ['educai-tr-2']);
+    const filtered = json(
+      await w.run('calendar_search', { start: '2027-03-01T00:00:00', end: '2027-03-08T00:00:00', timezone: 'Europe/Berlin', text: 'lesson 2' }),
+    );
+    assert.deepEqual(
+      (filtered['events'] as Array<Record<string, unknown>>).map((e) => e['uid']),
+      ['educai-tr-2'],
+    );
     const floating = await w.run('calendar_search', { start: '2027-03-01T00:00:00', end: '2027-03-08T00:00:00' });
     assert.equal(floating.isError, true);
     assert.match(text(floating), /no UTC offset/);
@@ -74,7 +103,14 @@ describe('calendar tools through tsdav against the fake Nextcloud', () => {
     assert.equal(floating.isError, true);
     assert.match(text(floating), /no UTC offset/);
 
-    const res = await w.run('calendar_create_event', { calendar: CAL, title: 'Parent meeting', start: '2027-03-05T10:00:00', end: '2027-03-05T11:00:00', timezone: 'Europe/Berlin', location: 'Room 4' });
+    const res = await w.run('calendar_create_event', {
+      calendar: CAL,
+      title: 'Parent meeting',
+      start: '2027-03-05T10:00:00',
+      end: '2027-03-05T11:00:00',
+      timezone: 'Europe/Berlin',
+      location: 'Room 4',
+    });
     assert.equal(res.isError, false, text(res));
     const created = json(res)['created'] as Record<string, unknown>;
     assert.match(String(created['etag']), /^"/);
@@ -88,7 +124,9 @@ describe('calendar tools through tsdav against the fake Nextcloud', () => {
     const put = w.callsSince(mark).find((c) => c.method === 'PUT');
     assert.equal(put?.headers['if-none-match'], '*');
 
-    const offset = json(await w.run('calendar_create_event', { calendar: CAL, title: 'Offset', start: '2027-03-06T10:00:00+01:00', end: '2027-03-06T11:00:00+01:00' }));
+    const offset = json(
+      await w.run('calendar_create_event', { calendar: CAL, title: 'Offset', start: '2027-03-06T10:00:00+01:00', end: '2027-03-06T11:00:00+01:00' }),
+    );
     const data2 = w.nc.dav.calendars.findByUid('alice', String((offset['created'] as Record<string, unknown>)['uid']))[0]?.object.data ?? '';
     assert.match(data2, /DTSTART:20270306T090000Z/);
     const allDay = await w.run('calendar_create_event', { calendar: CAL, title: 'Holiday', start: '2027-03-10', allDay: true });
@@ -113,7 +151,10 @@ describe('calendar tools through tsdav against the fake Nextcloud', () => {
     });
     assert.match(text(res), /NOT DONE YET/);
     assert.match(stored().description, /send invitations to bob@example.com/);
-    assert.equal(w.callsSince(mark).some((c) => c.method === 'PUT'), false);
+    assert.equal(
+      w.callsSince(mark).some((c) => c.method === 'PUT'),
+      false,
+    );
     const done = await confirm();
     assert.equal(done.isError, false, text(done));
     const created = json(done)['created'] as Record<string, unknown>;
@@ -127,7 +168,11 @@ describe('calendar tools through tsdav against the fake Nextcloud', () => {
   });
 
   it('calendar_availability gives own busy times from the free-busy report and attendees through the outbox (capture 82)', async () => {
-    const res = await w.run('calendar_availability', { start: '2027-03-01T00:00:00Z', end: '2027-03-03T00:00:00Z', attendees: ['bob@example.com', 'unknown@example.org'] });
+    const res = await w.run('calendar_availability', {
+      start: '2027-03-01T00:00:00Z',
+      end: '2027-03-03T00:00:00Z',
+      attendees: ['bob@example.com', 'unknown@example.org'],
+    });
     assert.equal(res.isError, false, text(res));
     const body = json(res);
     const you = body['you'] as Record<string, unknown>;
@@ -170,7 +215,12 @@ describe('calendar tools through tsdav against the fake Nextcloud', () => {
   });
 
   it('updating an event with attendees needs confirmation', async () => {
-    w.nc.dav.calendars.putObject('alice', CAL, 'att.ics', event('att-1', '20270311T090000Z', '20270311T100000Z', 'With bob', ['ORGANIZER:mailto:alice@example.com', 'ATTENDEE:mailto:bob@example.com']));
+    w.nc.dav.calendars.putObject(
+      'alice',
+      CAL,
+      'att.ics',
+      event('att-1', '20270311T090000Z', '20270311T100000Z', 'With bob', ['ORGANIZER:mailto:alice@example.com', 'ATTENDEE:mailto:bob@example.com']),
+    );
     const res = await w.run('calendar_update_event', { uid: 'att-1', title: 'Moved' });
     assert.match(text(res), /NOT DONE YET/);
     assert.match(stored().description, /sends an update to .*bob@example.com/);

@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { applyEventChanges, buildEvent, foldLine, freeBusyPeriods, mainEvent, parseICalendar, summarizeEvent, unfold } from '../../../lib/tools/calendar/icalendar.ts';
+import {
+  applyEventChanges,
+  buildEvent,
+  foldLine,
+  freeBusyPeriods,
+  mainEvent,
+  parseICalendar,
+  summarizeEvent,
+  unfold,
+} from '../../../lib/tools/calendar/icalendar.ts';
 import { isTimeZone, offsetMinutes, resolveEventTime, vtimezoneLines, wallToUtc } from '../../../lib/tools/calendar/time-zones.ts';
 import { InvalidArgumentError } from '../../../lib/tools/files/user-paths.ts';
 import { readNc29Exchange, readNc29Json } from '../../fakes/nextcloud/fixtures.ts';
@@ -12,7 +21,10 @@ describe('event times need an explicit offset or a time zone', () => {
     const berlin = resolveEventTime('2027-07-05T10:00', 'Europe/Berlin', 's');
     assert.equal(berlin.utcMs, Date.UTC(2027, 6, 5, 8), 'summer time +02:00');
     assert.equal(berlin.tzid, 'Europe/Berlin');
-    assert.throws(() => resolveEventTime('2027-03-05T10:00:00', undefined, 'start'), (e: unknown) => e instanceof InvalidArgumentError && /no UTC offset/.test(e.message));
+    assert.throws(
+      () => resolveEventTime('2027-03-05T10:00:00', undefined, 'start'),
+      (e: unknown) => e instanceof InvalidArgumentError && /no UTC offset/.test(e.message),
+    );
     assert.throws(() => resolveEventTime('2027-03-05T10:00:00+05:00', 'Europe/Berlin', 'start'), /does not match Europe\/Berlin/);
     assert.throws(() => resolveEventTime('2027-02-30T10:00:00Z', undefined, 'start'), /not a valid date/);
     assert.throws(() => resolveEventTime('tomorrow at 10', 'Europe/Berlin', 'start'), /not an ISO date-time/);
@@ -55,7 +67,10 @@ describe('iCalendar reading and writing', () => {
     assert.equal(e.start?.tzid, 'Europe/Berlin');
     assert.equal(e.end?.utcMs, Date.UTC(2027, 2, 5, 10));
     assert.equal(e.organizer, 'alice@example.com');
-    assert.deepEqual(e.attendees.map((a) => a.address), ['alice@example.com', 'bob@example.com']);
+    assert.deepEqual(
+      e.attendees.map((a) => a.address),
+      ['alice@example.com', 'bob@example.com'],
+    );
     assert.equal(e.attendees[1]?.status, 'NEEDS-ACTION');
   });
 
@@ -77,7 +92,10 @@ describe('iCalendar reading and writing', () => {
     const e = summarizeEvent(mainEvent(parseICalendar(ics)) ?? { name: '', lines: [], children: [] });
     assert.equal(e.title, 'Meeting; parents, teachers\nand a very long title that goes on and on and on and on and on and on — ünïcødé');
     assert.equal(e.start?.utcMs, start.utcMs);
-    assert.deepEqual(e.attendees.map((a) => a.address), ['alice@example.com', 'bob@example.com']);
+    assert.deepEqual(
+      e.attendees.map((a) => a.address),
+      ['alice@example.com', 'bob@example.com'],
+    );
     assert.equal(foldLine('short'), 'short');
   });
 
@@ -88,7 +106,11 @@ describe('iCalendar reading and writing', () => {
     assert.equal(e.title, 'Moved');
     assert.equal(e.start?.value, '2027-03-05T08:00:00Z');
     assert.match(out, /SEQUENCE:1/);
-    assert.match(unfold(out).join('\n'), /ATTENDEE;CN=Bob;PARTSTAT=NEEDS-ACTION;ROLE=REQ-PARTICIPANT;RSVP=TRUE;SCHEDULE-STATUS=5\.0:mailto:bob@example.com/, 'unknown parameters survive');
+    assert.match(
+      unfold(out).join('\n'),
+      /ATTENDEE;CN=Bob;PARTSTAT=NEEDS-ACTION;ROLE=REQ-PARTICIPANT;RSVP=TRUE;SCHEDULE-STATUS=5\.0:mailto:bob@example.com/,
+      'unknown parameters survive',
+    );
     assert.equal(unfold(out).filter((l) => l === 'BEGIN:VTIMEZONE').length, 1, 'the existing VTIMEZONE is reused');
   });
 

@@ -31,7 +31,12 @@ export function radicaleInstalled(): boolean {
 export async function startRadicale(users: Record<string, string>): Promise<Radicale> {
   if (!radicaleInstalled()) throw new Error('radicale is not installed: run scripts/ensure-radicale.sh (make test does)');
   const dir = mkdtempSync(join(tmpdir(), 'educai-radicale-'));
-  writeFileSync(join(dir, 'users'), Object.entries(users).map(([u, p]) => `${u}:${p}`).join('\n') + '\n');
+  writeFileSync(
+    join(dir, 'users'),
+    Object.entries(users)
+      .map(([u, p]) => `${u}:${p}`)
+      .join('\n') + '\n',
+  );
   let lastError: unknown = null;
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = await freePort();
@@ -53,7 +58,10 @@ export async function startRadicale(users: Record<string, string>): Promise<Radi
       ].join('\n'),
     );
     // A clean environment: the child gets no secret of ours.
-    const child: ChildProcess = spawn('radicale', ['--config', join(dir, 'config')], { stdio: 'ignore', env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' } });
+    const child: ChildProcess = spawn('radicale', ['--config', join(dir, 'config')], {
+      stdio: 'ignore',
+      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' },
+    });
     const url = `http://127.0.0.1:${port}`;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     let up = false;

@@ -7,7 +7,20 @@ import { collectiveFolderPath } from '../../../lib/tools/collectives/collective-
 import { NextcloudError } from '../../../lib/nextcloud/errors.ts';
 
 function page(collectiveId: number, id: number, parentId: number, collectivePath: string | null): PageInfo {
-  return { id, collectiveId, title: 'Readme', parentId, fileName: 'Readme.md', filePath: '', collectivePath, size: 0, timestamp: 0, lastUserId: null, subpageOrder: [], trashTimestamp: null };
+  return {
+    id,
+    collectiveId,
+    title: 'Readme',
+    parentId,
+    fileName: 'Readme.md',
+    filePath: '',
+    collectivePath,
+    size: 0,
+    timestamp: 0,
+    lastUserId: null,
+    subpageOrder: [],
+    trashTimestamp: null,
+  };
 }
 
 function stubApi(collectives: CollectiveInfo[], pages: Record<number, PageInfo[]>): CollectivesApi & { listed: number[] } {
@@ -65,6 +78,12 @@ describe('collective folder of a team', () => {
     assert.equal(await collectiveFolderPath(api, { name: 'Math Team', teamIds: [] }), null);
     assert.equal(await collectiveFolderPath(api, { name: 'Legacy', teamIds: ['team-a'] }), null);
     assert.equal(await collectiveFolderPath(api, { name: 'Empty', teamIds: ['team-a'] }), null);
-    assert.equal(await collectiveFolderPath(stubApi([{ id: 4, name: 'X', canEdit: true, circleId: 'team-a' }], { 4: [page(4, 40, 0, '.Collectives/X')] }), { name: 'X', teamIds: ['team-a'] }), '.Collectives/X');
+    assert.equal(
+      await collectiveFolderPath(stubApi([{ id: 4, name: 'X', canEdit: true, circleId: 'team-a' }], { 4: [page(4, 40, 0, '.Collectives/X')] }), {
+        name: 'X',
+        teamIds: ['team-a'],
+      }),
+      '.Collectives/X',
+    );
   });
 });

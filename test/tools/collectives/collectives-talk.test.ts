@@ -21,7 +21,10 @@ describe('Collectives tools driven by Talk, as alice', () => {
     bot = await s.createBot({ mention: 'assistant' });
     const names = Object.keys(s.h.application.registry.metadata()).filter((n) => n.startsWith('collectives_'));
     assert.equal(names.length, 8, names.join(', '));
-    await s.h.application.toolAssignments.replace(bot.id, names.map((name) => ({ name, config: {} })));
+    await s.h.application.toolAssignments.replace(
+      bot.id,
+      names.map((name) => ({ name, config: {} })),
+    );
   });
   after(async () => s.close());
 
@@ -36,12 +39,27 @@ describe('Collectives tools driven by Talk, as alice', () => {
     // 1. create: nothing untrusted in this turn, so it runs at once.
     let r = await room();
     s.llm.enqueue(
-      { toolCalls: [{ id: 'c1', name: 'collectives_create_page', arguments: JSON.stringify({ collective_id: collectiveId, parent_id: landingId, title: 'Fractions', content: '# Fractions\n\nHalf is 1/2.\n' }) }] },
+      {
+        toolCalls: [
+          {
+            id: 'c1',
+            name: 'collectives_create_page',
+            arguments: JSON.stringify({ collective_id: collectiveId, parent_id: landingId, title: 'Fractions', content: '# Fractions\n\nHalf is 1/2.\n' }),
+          },
+        ],
+      },
       { text: ['Created the page Fractions.'] },
     );
     await s.say(r, 'alice', `@assistant create a page "Fractions" in collective ${collectiveId} under page ${landingId}`);
     await s.idle();
-    assert.equal(s.h.nc.dav.files.read('alice', 'Collectives/Math Team/Fractions.md'), '# Fractions\n\nHalf is 1/2.\n', s.bot(r).map((m) => m.message).join(' | '));
+    assert.equal(
+      s.h.nc.dav.files.read('alice', 'Collectives/Math Team/Fractions.md'),
+      '# Fractions\n\nHalf is 1/2.\n',
+      s
+        .bot(r)
+        .map((m) => m.message)
+        .join(' | '),
+    );
     const page = s.h.nc.collectives.pages('alice', collectiveId).find((p) => p.title === 'Fractions')!;
     assert.equal(page.lastUserId, 'alice');
 
@@ -52,14 +70,32 @@ describe('Collectives tools driven by Talk, as alice', () => {
     s.llm.responder = (req) => {
       readEtag = String((JSON.parse(lastToolOutput(req)) as { etag?: string }).etag ?? '');
       s.llm.responder = () => ({ text: ['I asked to update the page.'] });
-      return { toolCalls: [{ id: 'c3', name: 'collectives_update_page', arguments: JSON.stringify({ collective_id: collectiveId, page_id: page.id, content: 'Quarter is 1/4.', mode: 'append', etag: readEtag }) }] };
+      return {
+        toolCalls: [
+          {
+            id: 'c3',
+            name: 'collectives_update_page',
+            arguments: JSON.stringify({ collective_id: collectiveId, page_id: page.id, content: 'Quarter is 1/4.', mode: 'append', etag: readEtag }),
+          },
+        ],
+      };
     };
     await s.say(r, 'alice', '@assistant add "Quarter is 1/4." to the Fractions page');
     await s.idle();
     assert.equal(readEtag, s.h.nc.dav.files.node('alice', 'Collectives/Math Team/Fractions.md')!.etag);
-    assert.equal(s.h.nc.dav.files.read('alice', 'Collectives/Math Team/Fractions.md'), '# Fractions\n\nHalf is 1/2.\n', 'nothing written before the confirmation');
+    assert.equal(
+      s.h.nc.dav.files.read('alice', 'Collectives/Math Team/Fractions.md'),
+      '# Fractions\n\nHalf is 1/2.\n',
+      'nothing written before the confirmation',
+    );
     const request = s.bot(r).findLast((m) => /Fractions/.test(m.message) && /\b\d{4,8}\b/.test(m.message));
-    assert.ok(request, `the server asked alice: ${s.bot(r).map((m) => m.message).join(' | ')}`);
+    assert.ok(
+      request,
+      `the server asked alice: ${s
+        .bot(r)
+        .map((m) => m.message)
+        .join(' | ')}`,
+    );
     const code = codeIn(request.message);
     await s.say(r, 'bob', `@assistant yes ${code}`);
     await s.idle();
@@ -74,7 +110,15 @@ describe('Collectives tools driven by Talk, as alice', () => {
     r = await room();
     s.llm.responder = () => ({ text: ['Done.'] });
     s.llm.enqueue(
-      { toolCalls: [{ id: 'c4', name: 'collectives_update_page', arguments: JSON.stringify({ collective_id: collectiveId, page_id: page.id, content: 'overwritten', etag: readEtag }) }] },
+      {
+        toolCalls: [
+          {
+            id: 'c4',
+            name: 'collectives_update_page',
+            arguments: JSON.stringify({ collective_id: collectiveId, page_id: page.id, content: 'overwritten', etag: readEtag }),
+          },
+        ],
+      },
       { text: ['The page changed; I will read it again.'] },
     );
     await s.say(r, 'alice', '@assistant replace the Fractions page');
@@ -88,6 +132,9 @@ describe('Collectives tools driven by Talk, as alice', () => {
     for (const c of collectiveCalls) assert.equal(c.user, 'alice', `${c.method} ${c.path}`);
     assert.ok(s.h.nc.collectives.calls.every((c) => c.uid === 'alice'));
     assert.deepEqual(s.h.nc.webSessions.refused, []);
-    assert.deepEqual(s.h.nc.headerViolations.filter((v) => /collectives|csrftoken|cookie/i.test(v)), []);
+    assert.deepEqual(
+      s.h.nc.headerViolations.filter((v) => /collectives|csrftoken|cookie/i.test(v)),
+      [],
+    );
   });
 });

@@ -41,10 +41,19 @@ for (const { generation, nc30 } of VARIANTS) {
       if (generation === 2) {
         // The first call of a user also runs the detection probe (OCS 404, then the 412 of capture 91).
         const probe = (c: RecordedCall): boolean => c.path === '/ocs/v2.php/apps/collectives/api/v1.0/collectives' && c.status === 404;
-        assert.ok(api.every((c) => c.path.startsWith('/index.php/apps/collectives/_api') || c.path.startsWith('/remote.php/dav/') || probe(c)), api.map((c) => c.path).join(' '));
+        assert.ok(
+          api.every((c) => c.path.startsWith('/index.php/apps/collectives/_api') || c.path.startsWith('/remote.php/dav/') || probe(c)),
+          api.map((c) => c.path).join(' '),
+        );
       } else {
-        assert.ok(api.every((c) => c.path.startsWith('/ocs/v2.php/apps/collectives/api/v1.0/collectives') || c.path.startsWith('/remote.php/dav/')), api.map((c) => c.path).join(' '));
-        assert.ok(calls.every((c) => c.headers.cookie === undefined), 'the OCS API needs no cookie');
+        assert.ok(
+          api.every((c) => c.path.startsWith('/ocs/v2.php/apps/collectives/api/v1.0/collectives') || c.path.startsWith('/remote.php/dav/')),
+          api.map((c) => c.path).join(' '),
+        );
+        assert.ok(
+          calls.every((c) => c.headers.cookie === undefined),
+          'the OCS API needs no cookie',
+        );
       }
       for (const c of w.nc.collectives.calls) assert.equal(c.uid, uid, `${c.route} ran as ${c.uid}`);
       assert.deepEqual(w.nc.headerViolations, []);
@@ -67,7 +76,10 @@ for (const { generation, nc30 } of VARIANTS) {
       for (const name of NAMES) assert.ok(tools.includes(name), name);
       const probes = since().filter((c) => /collectives/.test(c.path));
       assert.ok(probes.length >= 1);
-      assert.ok(probes.every((c) => c.user === 'alice' && c.headers.cookie === undefined), 'the probe keeps no session');
+      assert.ok(
+        probes.every((c) => c.user === 'alice' && c.headers.cookie === undefined),
+        'the probe keeps no session',
+      );
       const webProbe = probes.find((c) => c.path === '/index.php/apps/collectives/_api');
       // NC 29 refuses the header-only probe (capture 91); NC 30+ lets it through and lists the collectives.
       if (generation === 2) assert.equal(webProbe?.status, nc30 ? 200 : 412);
@@ -91,9 +103,15 @@ for (const { generation, nc30 } of VARIANTS) {
       const res = await w.run('collectives_page_tree', { collective_id: w.math.id }, ctx);
       assert.equal(res.isError, false, text(res));
       const pages = json(res)['pages'] as Array<Record<string, unknown>>;
-      assert.deepEqual(pages.map((p) => [p['title'], p['depth']]), [['Readme', 0], ['Fractions', 1]]);
+      assert.deepEqual(
+        pages.map((p) => [p['title'], p['depth']]),
+        [
+          ['Readme', 0],
+          ['Fractions', 1],
+        ],
+      );
       assert.equal(pages[1]!['id'], w.fractionsId);
-      assert.equal(w.provider.isTainted(ctx), true, 'titles are other members\' text (S6)');
+      assert.equal(w.provider.isTainted(ctx), true, "titles are other members' text (S6)");
       assertAs('alice');
     });
 
@@ -115,9 +133,9 @@ for (const { generation, nc30 } of VARIANTS) {
     it('errors: unknown ids, a collective alice is not in, a read-only member writing', async () => {
       let res = await w.run('collectives_read_page', { collective_id: w.math.id, page_id: 999999 });
       assert.equal(res.isError, true);
-      assert.match(text(res), /Not found \(Page not found: 999999\)/, 'the server\'s own reason, also from 2.x\'s bare JSON string');
+      assert.match(text(res), /Not found \(Page not found: 999999\)/, "the server's own reason, also from 2.x's bare JSON string");
       res = await w.run('collectives_page_tree', { collective_id: w.other.id });
-      assert.equal(res.isError, true, 'bob\'s collective stays closed to alice');
+      assert.equal(res.isError, true, "bob's collective stays closed to alice");
       res = await w.run('collectives_create_page', { collective_id: w.other.id, parent_id: 1, title: 'x' });
       assert.equal(res.isError, true);
       assertAs('alice');
@@ -131,7 +149,12 @@ for (const { generation, nc30 } of VARIANTS) {
     });
 
     it('collectives_create_page creates a subpage with content as alice (a leaf parent becomes a folder)', async () => {
-      const res = await w.run('collectives_create_page', { collective_id: w.math.id, parent_id: w.fractionsId, title: 'Decimals', content: '# Decimals\n\n0.5 = 1/2\n' });
+      const res = await w.run('collectives_create_page', {
+        collective_id: w.math.id,
+        parent_id: w.fractionsId,
+        title: 'Decimals',
+        content: '# Decimals\n\n0.5 = 1/2\n',
+      });
       assert.equal(res.isError, false, text(res));
       const created = json(res)['created'] as Record<string, unknown>;
       assert.equal(created['parentId'], w.fractionsId);
@@ -152,7 +175,11 @@ for (const { generation, nc30 } of VARIANTS) {
     it('collectives_update_page replaces with the etag that was read; after the read it waits for confirmation', async () => {
       const ctx = w.ctx();
       const read = json(await w.run('collectives_read_page', { collective_id: w.math.id, page_id: w.fractionsId }, ctx));
-      const res = await w.run('collectives_update_page', { collective_id: w.math.id, page_id: w.fractionsId, content: '# Fractions\n\nRewritten.\n', etag: read['etag'] }, ctx);
+      const res = await w.run(
+        'collectives_update_page',
+        { collective_id: w.math.id, page_id: w.fractionsId, content: '# Fractions\n\nRewritten.\n', etag: read['etag'] },
+        ctx,
+      );
       assert.match(text(res), /NOT DONE YET/, 'the read tainted the turn (S6): writing to shared content needs alice');
       assert.equal(w.nc.dav.files.read('alice', 'Collectives/Math Team/Fractions/Readme.md'), FRACTIONS);
       assert.match(stored().description, /replace the content of the page "Fractions"/);
@@ -180,19 +207,23 @@ for (const { generation, nc30 } of VARIANTS) {
       const done = await confirm();
       assert.equal(done.isError, true);
       assert.match(text(done), /changed since it was read/);
-      assert.equal(w.nc.dav.files.read('alice', 'Collectives/Math Team/Fractions/Readme.md'), 'bob version', 'bob\'s edit is kept');
+      assert.equal(w.nc.dav.files.read('alice', 'Collectives/Math Team/Fractions/Readme.md'), 'bob version', "bob's edit is kept");
       assertAs('alice');
     });
 
     /** The JSON body of the last moveOrCopy (PUT on a page) since the mark. */
     function moveBody(): unknown {
-      const put = since().filter((c) => c.method === 'PUT' && /\/(_pages|pages)\/\d+$/.test(c.path)).at(-1);
+      const put = since()
+        .filter((c) => c.method === 'PUT' && /\/(_pages|pages)\/\d+$/.test(c.path))
+        .at(-1);
       assert.ok(put, 'a moveOrCopy call');
       return JSON.parse(put.body) as unknown;
     }
 
     it('collectives_rename_page and collectives_move_page send what the Collectives UI sends; a moved page goes last', async () => {
-      const created = json(await w.run('collectives_create_page', { collective_id: w.math.id, parent_id: w.landingId, title: 'Geometry' }))['created'] as Record<string, unknown>;
+      const created = json(await w.run('collectives_create_page', { collective_id: w.math.id, parent_id: w.landingId, title: 'Geometry' }))[
+        'created'
+      ] as Record<string, unknown>;
       const id = Number(created['pageId']);
       let res = await w.run('collectives_rename_page', { collective_id: w.math.id, page_id: id, title: 'Shapes' });
       assert.equal(res.isError, false, text(res));
@@ -209,7 +240,10 @@ for (const { generation, nc30 } of VARIANTS) {
       assert.equal(w.nc.collectives.page('alice', w.math.id, id).parentId, w.fractionsId);
       assert.ok(w.nc.dav.files.node('alice', 'Collectives/Math Team/Fractions/Shapes.md'));
       // A clash is resolved by Collectives (`Shapes (2)`); the answer says which title was saved.
-      const other = json(await w.run('collectives_create_page', { collective_id: w.math.id, parent_id: w.landingId, title: 'Shapes' }))['created'] as Record<string, unknown>;
+      const other = json(await w.run('collectives_create_page', { collective_id: w.math.id, parent_id: w.landingId, title: 'Shapes' }))['created'] as Record<
+        string,
+        unknown
+      >;
       res = await w.run('collectives_move_page', { collective_id: w.math.id, page_id: Number(other['pageId']), parent_id: w.fractionsId });
       assert.equal(res.isError, false, text(res));
       assert.equal((json(res)['moved'] as Record<string, unknown>)['title'], 'Shapes (2)');
@@ -265,7 +299,13 @@ for (const { generation, nc30 } of VARIANTS) {
     it('collectives_trash_page warns in the confirmation when the capabilities show no trash', async () => {
       const id = w.nc.collectives.createPage('alice', w.math.id, w.landingId, 'Draft').id;
       const alice = issueFromConfirmedTalkAuthor('alice');
-      const env = (caps: string[]): ToolEnv => ({ user: alice, session: w.client.as(alice), capabilities: new Set([...caps, 'collectives', ...(generation === 3 ? ['collectives-ocs'] : [])]) as ToolEnv['capabilities'], now: () => NOW, scope: new ResourceScope({}) });
+      const env = (caps: string[]): ToolEnv => ({
+        user: alice,
+        session: w.client.as(alice),
+        capabilities: new Set([...caps, 'collectives', ...(generation === 3 ? ['collectives-ocs'] : [])]) as ToolEnv['capabilities'],
+        now: () => NOW,
+        scope: new ResourceScope({}),
+      });
       const tool = COLLECTIVES_TOOLS.find((t) => t.definition.name === 'collectives_trash_page')!;
       const without = (await tool.prepare!({ collective_id: w.math.id, page_id: id }, env(['files']))) as PreparedAction;
       assert.match(without.description, /WARNING: the Nextcloud trash is not enabled for you, so Collectives will most likely delete it permanently/);
@@ -282,7 +322,11 @@ for (const { generation, nc30 } of VARIANTS) {
       const id = Number((json(res)['created'] as Record<string, unknown>)['pageId']);
       assert.equal(w.nc.dav.files.read('alice', `Collectives/Math Team/${title}.md`), '# C#\n\nHalf is 50%.\n');
       const put = since().find((c) => c.method === 'PUT' && c.path.startsWith('/remote.php/dav/'));
-      assert.equal(put?.path, '/remote.php/dav/files/alice/Collectives/Math%20Team/C%23%20%26%2050%25%20rule.md', 'each name encoded as it is, never decoded first');
+      assert.equal(
+        put?.path,
+        '/remote.php/dav/files/alice/Collectives/Math%20Team/C%23%20%26%2050%25%20rule.md',
+        'each name encoded as it is, never decoded first',
+      );
       const ctx = w.ctx();
       const read = json(await w.run('collectives_read_page', { collective_id: w.math.id, page_id: id }, ctx));
       assert.equal(read['content'], '# C#\n\nHalf is 50%.\n');
@@ -302,14 +346,20 @@ for (const { generation, nc30 } of VARIANTS) {
       w.nc.failNext({ method: 'PUT', path: /^\/remote\.php\/dav\/files\/alice\/Collectives\/Math%20Team\/Full%20disk\.md$/ }, { status: 507 });
       const res = await w.run('collectives_create_page', { collective_id: w.math.id, parent_id: w.landingId, title: 'Full disk', content: 'x' });
       assert.equal(res.isError, true);
-      assert.match(text(res), /The page "Full disk" \(page \d+\) was created, but it is empty: its content could not be written \(HTTP 507\)\. Write it with collectives_update_page/);
+      assert.match(
+        text(res),
+        /The page "Full disk" \(page \d+\) was created, but it is empty: its content could not be written \(HTTP 507\)\. Write it with collectives_update_page/,
+      );
     });
 
     it('the page file must still carry the page id', async () => {
       const wrong =
         '<?xml version="1.0"?><d:multistatus xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:response><d:href>/remote.php/dav/files/alice/Collectives/Math%20Team/Fractions/Readme.md</d:href>' +
         '<d:propstat><d:prop><d:getetag>"abc"</d:getetag><oc:fileid>999999</oc:fileid><d:resourcetype/></d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response></d:multistatus>';
-      w.nc.failNext({ method: 'PROPFIND', path: /^\/remote\.php\/dav\/files\/alice\/Collectives\/Math%20Team\/Fractions\/Readme\.md$/ }, { status: 207, body: wrong });
+      w.nc.failNext(
+        { method: 'PROPFIND', path: /^\/remote\.php\/dav\/files\/alice\/Collectives\/Math%20Team\/Fractions\/Readme\.md$/ },
+        { status: 207, body: wrong },
+      );
       const res = await w.run('collectives_read_page', { collective_id: w.math.id, page_id: w.fractionsId });
       assert.equal(res.isError, true);
       assert.match(text(res), /is not that page's file/);
@@ -325,7 +375,10 @@ for (const { generation, nc30 } of VARIANTS) {
           assert.match(text(res), /title may not/);
         }
       }
-      assert.deepEqual(since().filter((c) => /collectives|\/remote\.php\//.test(c.path)), []);
+      assert.deepEqual(
+        since().filter((c) => /collectives|\/remote\.php\//.test(c.path)),
+        [],
+      );
     });
 
     if (generation === 3) {
@@ -350,8 +403,12 @@ for (const { generation, nc30 } of VARIANTS) {
       await w.run('collectives_list', {}, w.ctx('bob'));
       await w.run('collectives_list', {}, w.ctx('alice'));
       const calls = w.nc.collectives.calls;
-      assert.deepEqual(calls.map((c) => c.uid), ['alice', 'bob', 'alice']);
-      for (const c of since()) if (c.headers.cookie) assert.ok(w.nc.webSessions.check(c.headers.cookie, c.user).kind === 'own', `${c.path} carried its own user's session`);
+      assert.deepEqual(
+        calls.map((c) => c.uid),
+        ['alice', 'bob', 'alice'],
+      );
+      for (const c of since())
+        if (c.headers.cookie) assert.ok(w.nc.webSessions.check(c.headers.cookie, c.user).kind === 'own', `${c.path} carried its own user's session`);
       assert.equal(w.nc.webSessions.opened.length - opened, generation === 2 ? 3 : 0, 'a fresh session per call');
       assert.deepEqual(w.nc.webSessions.refused, []);
       assert.deepEqual(w.nc.headerViolations, []);
@@ -359,7 +416,13 @@ for (const { generation, nc30 } of VARIANTS) {
 
     it('scope: a collective outside the assignment is refused before any request', async () => {
       const alice = issueFromConfirmedTalkAuthor('alice');
-      const env: ToolEnv = { user: alice, session: w.client.as(alice), capabilities: new Set(['files', 'collectives', ...(generation === 3 ? (['collectives-ocs'] as const) : [])]), now: () => NOW, scope: new ResourceScope({ collectives: [w.other.id] }) };
+      const env: ToolEnv = {
+        user: alice,
+        session: w.client.as(alice),
+        capabilities: new Set(['files', 'collectives', ...(generation === 3 ? (['collectives-ocs'] as const) : [])]),
+        now: () => NOW,
+        scope: new ResourceScope({ collectives: [w.other.id] }),
+      };
       const tree = COLLECTIVES_TOOLS.find((t) => t.definition.name === 'collectives_page_tree')!;
       const trash = COLLECTIVES_TOOLS.find((t) => t.definition.name === 'collectives_trash_page')!;
       const res = await tree.run!({ collective_id: w.math.id }, env);
@@ -404,7 +467,11 @@ for (const { generation, nc30 } of VARIANTS) {
         }
       }
       assert.ok(tried > 200, `fuzzed ${tried} calls`);
-      assert.deepEqual(since().filter((c) => /collectives|\/remote\.php\//.test(c.path)), [], 'every one was refused before any request');
+      assert.deepEqual(
+        since().filter((c) => /collectives|\/remote\.php\//.test(c.path)),
+        [],
+        'every one was refused before any request',
+      );
       assert.deepEqual(w.nc.headerViolations, []);
     });
   });
@@ -433,8 +500,19 @@ describe('Collectives absent', () => {
 
 describe('Collectives page file paths and titles', () => {
   const page = (over: Partial<PageInfo>): PageInfo => ({
-    id: 7, collectiveId: 4, title: 'T', parentId: 3, fileName: 'T.md', filePath: '', collectivePath: 'Collectives/Math Team',
-    size: 0, timestamp: 0, lastUserId: null, subpageOrder: [], trashTimestamp: null, ...over,
+    id: 7,
+    collectiveId: 4,
+    title: 'T',
+    parentId: 3,
+    fileName: 'T.md',
+    filePath: '',
+    collectivePath: 'Collectives/Math Team',
+    size: 0,
+    timestamp: 0,
+    lastUserId: null,
+    subpageOrder: [],
+    trashTimestamp: null,
+    ...over,
   });
 
   it('a name the server reported is encoded as it is, never decoded; only what no name can be is refused', () => {
@@ -445,7 +523,8 @@ describe('Collectives page file paths and titles', () => {
     assert.equal(encodeServerSegment('.Collectives'), '.Collectives');
     for (const bad of ['', '.', '..', 'a/b', 'a\\b', 'x\u0000y', 'x\u007fy', 'x\u0085y']) assert.equal(encodeServerSegment(bad), null, JSON.stringify(bad));
     assert.equal(pageDavPath(page({ filePath: 'Unit 1/C# #2', fileName: 'Readme.md' })), '/files/{uid}/Collectives/Math%20Team/Unit%201/C%23%20%232/Readme.md');
-    for (const filePath of ['..', 'a/../b', 'a//b', 'a\\b']) assert.throws(() => pageDavPath(page({ filePath })), /has a path these tools cannot use/, filePath);
+    for (const filePath of ['..', 'a/../b', 'a//b', 'a\\b'])
+      assert.throws(() => pageDavPath(page({ filePath })), /has a path these tools cannot use/, filePath);
     assert.throws(() => pageDavPath(page({ collectivePath: null })), /no Markdown file/);
   });
 

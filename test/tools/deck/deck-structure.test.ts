@@ -59,14 +59,17 @@ describe('Deck boards, stacks and labels (fake Deck 1.17)', () => {
     w.nc.headerViolations.length = 0;
   });
 
-  it('creates a board of the user\'s own, with Deck\'s default labels; refused when the assignment is limited to some boards', async () => {
+  it("creates a board of the user's own, with Deck's default labels; refused when the assignment is limited to some boards", async () => {
     const res = await w.run('deck_create_board', { title: '  Project X ', color: '#FF7A66' });
     assert.equal(res.isError, false, text(res));
     const created = json(res)['created'] as Record<string, unknown>;
     const board = w.nc.deck.boards.get(created['id'] as number);
     assert.ok(board);
     assert.deepEqual([board.title, board.owner, board.color, board.acl.length], ['Project X', 'alice', 'ff7a66', 0]);
-    assert.deepEqual((created['labels'] as Array<Record<string, unknown>>).map((l) => l['title']), ['Finished', 'To review', 'Action needed', 'Later']);
+    assert.deepEqual(
+      (created['labels'] as Array<Record<string, unknown>>).map((l) => l['title']),
+      ['Finished', 'To review', 'Action needed', 'Later'],
+    );
     assert.deepEqual(writes(), [{ method: 'POST', path: `${REST}/boards`, body: { title: 'Project X', color: 'ff7a66' } }]);
 
     mark = w.nc.calls.length;
@@ -159,7 +162,10 @@ describe('Deck boards, stacks and labels (fake Deck 1.17)', () => {
     const res = await w.run('deck_update_stack', { boardId: board.id, stackId: c.id, title: 'First', position: 0 });
     assert.equal(res.isError, false, text(res));
     assert.deepEqual(columns(board.id), ['First', 'A', 'B']);
-    assert.deepEqual((json(res)['stacks'] as Array<Record<string, unknown>>).map((s) => s['title']), ['First', 'A', 'B']);
+    assert.deepEqual(
+      (json(res)['stacks'] as Array<Record<string, unknown>>).map((s) => s['title']),
+      ['First', 'A', 'B'],
+    );
     for (const call of writes()) assert.equal(call.method, 'PUT');
     assert.ok(writes().every((call) => call.path.startsWith(`${REST}/boards/${board.id}/stacks/`)));
     assert.equal(c.boardId, board.id);
@@ -183,7 +189,8 @@ describe('Deck boards, stacks and labels (fake Deck 1.17)', () => {
     const id = (json(res)['created'] as Record<string, unknown>)['id'] as number;
     assert.ok(d.board.labels.some((l) => l.id === id && l.title === 'Urgent' && l.color === 'ff0000'));
     assert.deepEqual(writes(), [{ method: 'POST', path: `${REST}/boards/${d.board.id}/labels`, body: { title: 'Urgent', color: 'ff0000' } }]);
-    for (const title of ['Urgent', 'urgent', 'ai']) assert.match(text(await w.run('deck_create_label', { boardId: d.board.id, title })), /already has the label/);
+    for (const title of ['Urgent', 'urgent', 'ai'])
+      assert.match(text(await w.run('deck_create_label', { boardId: d.board.id, title })), /already has the label/);
     assert.match(text(await w.run('deck_update_label', { boardId: d.board.id, labelId: id, title: 'AI' })), /already has the label "AI"/);
 
     mark = w.nc.calls.length;

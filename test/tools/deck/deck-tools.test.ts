@@ -20,7 +20,11 @@ const stored = () => w.confirmations.stored();
 const confirm = (uid = 'alice') => w.provider.executeConfirmed(stored(), issueFromConfirmedTalkAuthor(uid));
 
 function deckCalls(method?: string) {
-  return w.callsSince(mark).filter((c) => (c.path.startsWith('/index.php/apps/deck/') || c.path.startsWith('/ocs/v2.php/apps/deck/')) && (method === undefined || c.method === method));
+  return w
+    .callsSince(mark)
+    .filter(
+      (c) => (c.path.startsWith('/index.php/apps/deck/') || c.path.startsWith('/ocs/v2.php/apps/deck/')) && (method === undefined || c.method === method),
+    );
 }
 
 function writes() {
@@ -62,7 +66,9 @@ function capabilitiesWithout(key: string): string {
 
 /** The captured capabilities with another Deck version, for the fake set to behave like it. */
 function capabilitiesWithDeckVersion(version: string): string {
-  const body = JSON.parse(readNc29Exchange('20-ocs-capabilities-as-alice.json').response.body) as { ocs: { data: { capabilities: Record<string, Record<string, unknown>> } } };
+  const body = JSON.parse(readNc29Exchange('20-ocs-capabilities-as-alice.json').response.body) as {
+    ocs: { data: { capabilities: Record<string, Record<string, unknown>> } };
+  };
   body.ocs.data.capabilities['deck'] = { ...body.ocs.data.capabilities['deck'], version };
   return JSON.stringify(body);
 }
@@ -90,12 +96,15 @@ describe('Deck tools against the fake Deck 1.13', () => {
     w.nc.clearInjections();
   });
 
-  it('lists the boards alice can see: not deleted ones, not bob\'s private one; reads taint the turn', async () => {
+  it("lists the boards alice can see: not deleted ones, not bob's private one; reads taint the turn", async () => {
     const ctx = w.ctx();
     const res = await w.run('deck_list_boards', {}, ctx);
     assert.equal(res.isError, false, text(res));
     const boards = json(res)['boards'] as Array<Record<string, unknown>>;
-    assert.deepEqual(boards.map((b) => b['title']), ['EducAI board', 'Second board']);
+    assert.deepEqual(
+      boards.map((b) => b['title']),
+      ['EducAI board', 'Second board'],
+    );
     assert.equal(boards[0]?.['canEdit'], true);
     assert.equal(w.provider.isTainted(ctx), true, 'board titles are content others wrote (S6)');
     const get = deckCalls('GET')[0];
@@ -111,10 +120,13 @@ describe('Deck tools against the fake Deck 1.13', () => {
 
   it('shows a board: stacks, labels and members with their rights', async () => {
     const res = json(await w.run('deck_get_board', { boardId: d.board.id }));
-    assert.deepEqual((res['stacks'] as Array<Record<string, unknown>>).map((s) => [s['id'], s['title']]), [
-      [d.todo.id, 'To do'],
-      [d.done.id, 'Done'],
-    ]);
+    assert.deepEqual(
+      (res['stacks'] as Array<Record<string, unknown>>).map((s) => [s['id'], s['title']]),
+      [
+        [d.todo.id, 'To do'],
+        [d.done.id, 'Done'],
+      ],
+    );
     assert.ok((res['labels'] as Array<Record<string, unknown>>).some((l) => l['id'] === d.ai.id && l['title'] === 'AI'));
     assert.deepEqual(res['members'], [
       { uid: 'alice', name: 'Alice', role: 'owner' },
@@ -157,12 +169,21 @@ describe('Deck tools against the fake Deck 1.13', () => {
     assert.deepEqual(created['assignees'], ['alice']);
     const post = deckCalls('POST')[0];
     assert.equal(post?.path, `/index.php/apps/deck/api/v1.0/boards/${d.board.id}/stacks/${d.todo.id}/cards`);
-    assert.deepEqual(JSON.parse(post?.body ?? '{}'), { title: 'Fractions worksheet', type: 'plain', order: 999, description: 'For class 5b', duedate: '2027-03-05T09:00:00+00:00' });
+    assert.deepEqual(JSON.parse(post?.body ?? '{}'), {
+      title: 'Fractions worksheet',
+      type: 'plain',
+      order: 999,
+      description: 'For class 5b',
+      duedate: '2027-03-05T09:00:00+00:00',
+    });
     const puts = deckCalls('PUT');
-    assert.deepEqual(puts.map((c) => [c.path.split('/').at(-1), JSON.parse(c.body)]), [
-      ['assignLabel', { labelId: d.ai.id }],
-      ['assignUser', { userId: 'alice' }],
-    ]);
+    assert.deepEqual(
+      puts.map((c) => [c.path.split('/').at(-1), JSON.parse(c.body)]),
+      [
+        ['assignLabel', { labelId: d.ai.id }],
+        ['assignUser', { userId: 'alice' }],
+      ],
+    );
     assert.equal(w.confirmations.requests.length, requests);
     assertActedAs('alice');
   });
@@ -172,14 +193,20 @@ describe('Deck tools against the fake Deck 1.13', () => {
     const res = await w.run('deck_create_card', { boardId: d.board.id, stackId: d.todo.id, title: 'Review with Bob', assignees: ['bob'] });
     assert.match(text(res), /NOT DONE YET/);
     assert.equal(writes().length, 0, 'nothing written before the confirmation');
-    assert.match(stored().description, /create the card "Review with Bob" in the stack "To do" of the board "EducAI board" \(\d+\), no due date, assigned to Bob \(bob\)/);
+    assert.match(
+      stored().description,
+      /create the card "Review with Bob" in the stack "To do" of the board "EducAI board" \(\d+\), no due date, assigned to Bob \(bob\)/,
+    );
     assert.match(w.confirmations.requests.at(-1)?.action.reason ?? '', /assigning Bob \(bob\), who will be notified/);
     const done = await confirm();
     assert.equal(done.isError, false, text(done));
     assert.equal(w.nc.deck.cards.size, before + 1);
     assert.equal(deckCalls('POST').length, 1);
     const card = [...w.nc.deck.cards.values()].find((c) => c.title === 'Review with Bob');
-    assert.deepEqual(card?.assigned.map((a) => a.participant), ['bob']);
+    assert.deepEqual(
+      card?.assigned.map((a) => a.participant),
+      ['bob'],
+    );
     assertActedAs('alice');
   });
 
@@ -203,16 +230,34 @@ describe('Deck tools against the fake Deck 1.13', () => {
     assert.equal(writes().length, 0);
   });
 
-  it('updates a card (title, due date, labels); assigning bob needs confirmation, bound to the card\'s state', async () => {
+  it("updates a card (title, due date, labels); assigning bob needs confirmation, bound to the card's state", async () => {
     const card = w.nc.deck.addCard(d.todo.id, 'alice', { title: 'Plan lesson', order: 5 });
-    const res = await w.run('deck_update_card', { boardId: d.board.id, cardId: card.id, title: 'Plan lesson 3', dueDate: '2027-04-01T08:00:00Z', addLabels: [d.ai.id] });
+    const res = await w.run('deck_update_card', {
+      boardId: d.board.id,
+      cardId: card.id,
+      title: 'Plan lesson 3',
+      dueDate: '2027-04-01T08:00:00Z',
+      addLabels: [d.ai.id],
+    });
     assert.equal(res.isError, false, text(res));
     const updated = json(res)['updated'] as Record<string, unknown>;
     assert.equal(updated['title'], 'Plan lesson 3');
     assert.equal(updated['dueDate'], '2027-04-01T08:00:00+00:00');
     const put = deckCalls('PUT').find((c) => c.path.endsWith(`/cards/${card.id}`));
-    assert.equal(put?.path, `/index.php/apps/deck/api/v1.0/boards/${d.board.id}/stacks/${d.todo.id}/cards/${card.id}`, 'the card\'s own stack: Deck moves a card to the stack of the URL');
-    assert.deepEqual(JSON.parse(put?.body ?? '{}'), { title: 'Plan lesson 3', type: 'plain', owner: 'alice', order: 5, description: '', duedate: '2027-04-01T08:00:00+00:00', done: null });
+    assert.equal(
+      put?.path,
+      `/index.php/apps/deck/api/v1.0/boards/${d.board.id}/stacks/${d.todo.id}/cards/${card.id}`,
+      "the card's own stack: Deck moves a card to the stack of the URL",
+    );
+    assert.deepEqual(JSON.parse(put?.body ?? '{}'), {
+      title: 'Plan lesson 3',
+      type: 'plain',
+      owner: 'alice',
+      order: 5,
+      description: '',
+      duedate: '2027-04-01T08:00:00+00:00',
+      done: null,
+    });
 
     const assign = await w.run('deck_update_card', { boardId: d.board.id, cardId: card.id, addAssignees: ['bob'] });
     assert.match(text(assign), /NOT DONE YET/);
@@ -226,7 +271,10 @@ describe('Deck tools against the fake Deck 1.13', () => {
     assert.match(text(again), /NOT DONE YET/);
     const ok = await confirm();
     assert.equal(ok.isError, false, text(ok));
-    assert.deepEqual(card.assigned.map((a) => a.participant), ['bob']);
+    assert.deepEqual(
+      card.assigned.map((a) => a.participant),
+      ['bob'],
+    );
     assert.equal(card.duedate, null);
     const twice = await confirm();
     assert.match(text(twice), /changed since this was prepared/, 'a second run of the same action does nothing');
@@ -253,7 +301,10 @@ describe('Deck tools against the fake Deck 1.13', () => {
     const card = w.nc.deck.addCard(d.todo.id, 'alice', { title: 'Cross me' });
     const res = await w.run('deck_move_card', { boardId: d.board.id, cardId: card.id, toStackId: d.inbox.id, toBoardId: d.second.id });
     assert.match(text(res), /NOT DONE YET/);
-    assert.match(stored().description, /from the board "EducAI board" \(\d+\) to the stack "Inbox" of the board "Second board" \(\d+\), whose members will see it/);
+    assert.match(
+      stored().description,
+      /from the board "EducAI board" \(\d+\) to the stack "Inbox" of the board "Second board" \(\d+\), whose members will see it/,
+    );
     assert.equal(card.stackId, d.todo.id);
     assert.equal(writes().length, 0);
     const done = await confirm();
@@ -369,7 +420,7 @@ describe('Deck tools against the fake Deck 1.13', () => {
     assertActedAs('alice');
   });
 
-  it('a card of another board never rides on an allowed board id; Deck\'s 403 comes through', async () => {
+  it("a card of another board never rides on an allowed board id; Deck's 403 comes through", async () => {
     // bob's card through alice's board: not found on that board, and the card URL is never called.
     const res = await w.run('deck_delete_card', { boardId: d.board.id, cardId: d.bobCard.id });
     assert.match(text(res), /card \d+ is not on the board "EducAI board"/);
@@ -394,14 +445,22 @@ describe('Deck tools against the fake Deck 1.13', () => {
     assert.deepEqual(json(done)['problems'], ['bob not assigned: The user is not part of the board']);
   });
 
-  it('every card write sends back the card\'s done and type (Deck 1.13 clears done without it); both bind a confirmed action', async () => {
+  it("every card write sends back the card's done and type (Deck 1.13 clears done without it); both bind a confirmed action", async () => {
     const done = '2027-01-05T10:00:00+00:00';
     const card = w.nc.deck.addCard(d.todo.id, 'alice', { title: 'Marked done', type: 'text', done });
     const res = await w.run('deck_update_card', { boardId: d.board.id, cardId: card.id, title: 'Marked done (v2)' });
     assert.equal(res.isError, false, text(res));
     assert.equal((json(res)['updated'] as Record<string, unknown>)['done'], done);
     const put = deckCalls('PUT').find((c) => c.path.endsWith(`/cards/${card.id}`));
-    assert.deepEqual(JSON.parse(put?.body ?? '{}'), { title: 'Marked done (v2)', type: 'text', owner: 'alice', order: 999, description: '', duedate: null, done });
+    assert.deepEqual(JSON.parse(put?.body ?? '{}'), {
+      title: 'Marked done (v2)',
+      type: 'text',
+      owner: 'alice',
+      order: 999,
+      description: '',
+      duedate: null,
+      done,
+    });
     assert.equal(card.done, done, 'still done after the update');
     for (const archive of [true, false]) {
       const r = await w.run('deck_archive_card', { boardId: d.board.id, cardId: card.id, archive });
@@ -460,17 +519,25 @@ describe('Deck tools against the fake Deck 1.13', () => {
     const res = await w.run('deck_update_card', { boardId: d.board.id, cardId: card.id, removeGroups: ['educai-students'] });
     assert.equal(res.isError, false, text(res));
     assert.deepEqual(writeLog(), [[d.board.id, 'unassignUser', { userId: 'educai-students', type: 1 }]]);
-    assert.deepEqual(card.assigned.map((a) => [a.participant, a.type]), [['bob', 0]]);
+    assert.deepEqual(
+      card.assigned.map((a) => [a.participant, a.type]),
+      [['bob', 0]],
+    );
     assertActedAs('alice');
   });
 
-  it('moving to another board: labels become the target\'s labels of the same title; lost labels and people who cannot see it are named and taken off first', async () => {
+  it("moving to another board: labels become the target's labels of the same title; lost labels and people who cannot see it are named and taken off first", async () => {
     const target = w.nc.deck.createBoard('alice', 'Target board');
     const incoming = w.nc.deck.addStack(target.id, 'Incoming', 1);
     const later = w.nc.deck.boards.get(d.board.id)?.labels.find((l) => l.title === 'Later');
     const targetLater = target.labels.find((l) => l.title === 'Later');
     assert.ok(later && targetLater);
-    const card = w.nc.deck.addCard(d.todo.id, 'alice', { title: 'Travelling card', labels: [d.ai.id, later.id], assigned: ['alice', 'bob'], assignedGroups: ['educai-students'] });
+    const card = w.nc.deck.addCard(d.todo.id, 'alice', {
+      title: 'Travelling card',
+      labels: [d.ai.id, later.id],
+      assigned: ['alice', 'bob'],
+      assignedGroups: ['educai-students'],
+    });
     assert.match(text(await w.run('deck_move_card', { boardId: d.board.id, cardId: card.id, toStackId: incoming.id, toBoardId: target.id })), /NOT DONE YET/);
     const description = stored().description;
     assert.match(description, /the target board has no label "AI", so the card loses that label/);
@@ -481,7 +548,10 @@ describe('Deck tools against the fake Deck 1.13', () => {
     assert.equal(done.isError, false, text(done));
     assert.equal(card.stackId, incoming.id);
     assert.deepEqual(card.labels, [targetLater.id], 'no label of the old board rides along (Deck 1.13 would keep them)');
-    assert.deepEqual(card.assigned.map((a) => a.participant), ['alice']);
+    assert.deepEqual(
+      card.assigned.map((a) => a.participant),
+      ['alice'],
+    );
     assert.deepEqual(writeLog(), [
       [d.board.id, 'removeLabel', { labelId: later.id }],
       [d.board.id, 'removeLabel', { labelId: d.ai.id }],
@@ -493,7 +563,9 @@ describe('Deck tools against the fake Deck 1.13', () => {
 
     // A card Deck 1.13 itself moved still carries its old board's label: the listing marks it.
     const leftover = w.nc.deck.addCard(incoming.id, 'alice', { title: 'Moved by Deck', labels: [d.ai.id] });
-    const listed = (json(await w.run('deck_list_cards', { boardId: target.id }))['cards'] as Array<Record<string, unknown>>).find((c) => c['id'] === leftover.id);
+    const listed = (json(await w.run('deck_list_cards', { boardId: target.id }))['cards'] as Array<Record<string, unknown>>).find(
+      (c) => c['id'] === leftover.id,
+    );
     assert.deepEqual(listed?.['labels'], [{ id: d.ai.id, title: 'AI', otherBoard: d.board.id }]);
 
     // The target board changed after the question: what was confirmed no longer holds.
@@ -508,10 +580,16 @@ describe('Deck tools against the fake Deck 1.13', () => {
     // Deck refuses the move itself: the answer says what had already been changed.
     const third = w.nc.deck.addCard(d.todo.id, 'alice', { title: 'Third traveller', labels: [later.id], assigned: ['bob'] });
     assert.match(text(await w.run('deck_move_card', { boardId: d.board.id, cardId: third.id, toStackId: incoming.id, toBoardId: target.id })), /NOT DONE YET/);
-    w.nc.failNext({ method: 'PUT', path: new RegExp(`/cards/${third.id}$`) }, { status: 500, body: JSON.stringify({ status: 500, message: 'Internal error' }) });
+    w.nc.failNext(
+      { method: 'PUT', path: new RegExp(`/cards/${third.id}$`) },
+      { status: 500, body: JSON.stringify({ status: 500, message: 'Internal error' }) },
+    );
     const refused = await confirm();
     assert.equal(refused.isError, true);
-    assert.match(text(refused), /Deck refused the move \(Internal error\); the card stays on the board "EducAI board" \(\d+\)\. Already done before the move: label "Later" taken off; Bob \(bob\) unassigned\./);
+    assert.match(
+      text(refused),
+      /Deck refused the move \(Internal error\); the card stays on the board "EducAI board" \(\d+\)\. Already done before the move: label "Later" taken off; Bob \(bob\) unassigned\./,
+    );
     assert.equal(third.stackId, d.todo.id);
   });
 
@@ -522,12 +600,21 @@ describe('Deck tools against the fake Deck 1.13', () => {
     for (const order of [0, 1]) w.nc.deck.addCard(next.id, 'alice', { title: `N${order}`, order });
     const same = await w.run('deck_move_card', { boardId: d.board.id, cardId: last.id, toStackId: sorted.id, order: 0 });
     assert.equal(same.isError, true, text(same));
-    assert.match(text(same), /Deck 1\.13\.0-beta\.1 on this Nextcloud ignores the position when a card is moved within its stack \(fixed in Deck 1\.16\)\. Nothing was changed/);
+    assert.match(
+      text(same),
+      /Deck 1\.13\.0-beta\.1 on this Nextcloud ignores the position when a card is moved within its stack \(fixed in Deck 1\.16\)\. Nothing was changed/,
+    );
     assert.equal(writes().length, 0);
-    assert.ok(w.callsSince(mark).some((c) => c.path === '/ocs/v2.php/cloud/capabilities' && c.user === 'alice'), 'the version is read as the user');
+    assert.ok(
+      w.callsSince(mark).some((c) => c.path === '/ocs/v2.php/cloud/capabilities' && c.user === 'alice'),
+      'the version is read as the user',
+    );
     const across = await w.run('deck_move_card', { boardId: d.board.id, cardId: last.id, toStackId: next.id, order: 0 });
     assert.equal(across.isError, false, text(across));
-    assert.deepEqual(w.nc.deck.openCards(next.id).map((c) => c.title), ['N0', 'N1', 'S2']);
+    assert.deepEqual(
+      w.nc.deck.openCards(next.id).map((c) => c.title),
+      ['N0', 'N1', 'S2'],
+    );
     assert.equal(json(across)['position'], 2);
     assert.match(String(json(across)['note']), /Deck 1\.13\.0-beta\.1 did not put the card at position 0; it is at position 2 of 3/);
   });
@@ -541,7 +628,10 @@ describe('Deck tools against the fake Deck 1.13', () => {
       const res = await w.run('deck_move_card', { boardId: d.board.id, cardId: last.id, toStackId: ranked.id, order: 0 });
       assert.equal(res.isError, false, text(res));
       assert.deepEqual(writeLog(), [[d.board.id, 'reorder', { order: 0, stackId: ranked.id }]]);
-      assert.deepEqual(w.nc.deck.openCards(ranked.id).map((c) => c.title), ['R2', 'R0', 'R1']);
+      assert.deepEqual(
+        w.nc.deck.openCards(ranked.id).map((c) => c.title),
+        ['R2', 'R0', 'R1'],
+      );
       assert.equal(json(res)['position'], 0);
       assert.equal(json(res)['note'], undefined);
 
@@ -550,10 +640,16 @@ describe('Deck tools against the fake Deck 1.13', () => {
       const there = w.nc.deck.addStack(other.id, 'There', 1);
       for (const order of [0, 1]) w.nc.deck.addCard(there.id, 'alice', { title: `E${order}`, order });
       const jumper = w.nc.deck.addCard(ranked.id, 'alice', { title: 'Jumper' });
-      assert.match(text(await w.run('deck_move_card', { boardId: d.board.id, cardId: jumper.id, toStackId: there.id, toBoardId: other.id, order: 1 })), /NOT DONE YET/);
+      assert.match(
+        text(await w.run('deck_move_card', { boardId: d.board.id, cardId: jumper.id, toStackId: there.id, toBoardId: other.id, order: 1 })),
+        /NOT DONE YET/,
+      );
       const moved = await confirm();
       assert.equal(moved.isError, false, text(moved));
-      assert.deepEqual(w.nc.deck.openCards(there.id).map((c) => c.title), ['E0', 'Jumper', 'E1']);
+      assert.deepEqual(
+        w.nc.deck.openCards(there.id).map((c) => c.title),
+        ['E0', 'Jumper', 'E1'],
+      );
       assert.equal(json(moved)['position'], 1);
     } finally {
       w.nc.deck.version = '1.13.0-beta.1';
@@ -610,8 +706,37 @@ describe('Deck tools against the fake Deck 1.13', () => {
       deck_delete_label: { boardId: d.board.id, labelId: d.ai.id },
     };
     const idFields = ['boardId', 'stackId', 'cardId', 'toStackId', 'toBoardId', 'commentId', 'replyTo', 'labelId'];
-    const bad: unknown[] = ['../', '..', '%2e%2e', `${d.board.id}/../1`, `${d.board.id}%2f..%2f1`, '1?x=1', '1#frag', 'abc', '1.5', ' 1', '+1', '0x10', -1, 0, 1.5, 1e300, 2 ** 53, '9007199254740993', '99999999999999999999', true, [1], { id: 1 }];
-    assert.deepEqual(Object.keys(valid).sort(), DECK_TOOLS.map((t) => t.definition.name).filter((n) => n !== 'deck_list_boards' && n !== 'deck_create_board').sort(), 'every tool with ids is fuzzed');
+    const bad: unknown[] = [
+      '../',
+      '..',
+      '%2e%2e',
+      `${d.board.id}/../1`,
+      `${d.board.id}%2f..%2f1`,
+      '1?x=1',
+      '1#frag',
+      'abc',
+      '1.5',
+      ' 1',
+      '+1',
+      '0x10',
+      -1,
+      0,
+      1.5,
+      1e300,
+      2 ** 53,
+      '9007199254740993',
+      '99999999999999999999',
+      true,
+      [1],
+      { id: 1 },
+    ];
+    assert.deepEqual(
+      Object.keys(valid).sort(),
+      DECK_TOOLS.map((t) => t.definition.name)
+        .filter((n) => n !== 'deck_list_boards' && n !== 'deck_create_board')
+        .sort(),
+      'every tool with ids is fuzzed',
+    );
     let tried = 0;
     const requests = w.confirmations.requests.length;
     for (const [name, args] of Object.entries(valid)) {
@@ -626,7 +751,11 @@ describe('Deck tools against the fake Deck 1.13', () => {
           const calls = w.nc.calls.slice(before);
           for (const c of calls) {
             assert.notEqual(c.method === 'GET' ? 'read' : 'write', 'write', `${name}.${field}=${JSON.stringify(value)} wrote ${c.method} ${c.path}`);
-            assert.match(c.path, /^\/(index\.php\/apps\/deck\/api\/v1\.0\/boards(\/\d+(\/stacks(\/archived|\/\d+(\/cards\/\d+)?)?)?)?|ocs\/v2\.php\/apps\/deck\/api\/v1\.0\/cards\/\d+\/comments|ocs\/v2\.php\/cloud\/capabilities|remote\.php\/dav\/?.*)$/, c.path);
+            assert.match(
+              c.path,
+              /^\/(index\.php\/apps\/deck\/api\/v1\.0\/boards(\/\d+(\/stacks(\/archived|\/\d+(\/cards\/\d+)?)?)?)?|ocs\/v2\.php\/apps\/deck\/api\/v1\.0\/cards\/\d+\/comments|ocs\/v2\.php\/cloud\/capabilities|remote\.php\/dav\/?.*)$/,
+              c.path,
+            );
             for (const k of c.query.keys()) assert.ok(['format', 'limit', 'offset'].includes(k), `query ${k}`);
           }
         }
@@ -637,11 +766,14 @@ describe('Deck tools against the fake Deck 1.13', () => {
     assert.deepEqual(w.nc.headerViolations, []);
   });
 
-  it('scope: a board outside the assignment\'s scope is refused before any call, for reads, writes and moves', async () => {
+  it("scope: a board outside the assignment's scope is refused before any call, for reads, writes and moves", async () => {
     const scope = new ResourceScope({ boards: [d.board.id] });
     const env = envFor(scope);
     const listed = (await direct('deck_list_boards', {}, env)) as ToolResult;
-    assert.deepEqual((json(listed)['boards'] as Array<Record<string, unknown>>).map((b) => b['id']), [d.board.id]);
+    assert.deepEqual(
+      (json(listed)['boards'] as Array<Record<string, unknown>>).map((b) => b['id']),
+      [d.board.id],
+    );
     const before = w.nc.calls.length;
     for (const [name, args] of [
       ['deck_get_board', { boardId: d.second.id }],
@@ -660,7 +792,11 @@ describe('Deck tools against the fake Deck 1.13', () => {
     assert.ok(isToolResult(move));
     assert.match(text(move), /Deck board \d+ is not one this bot may use/);
     // A stored cross-board action is checked again when it runs, with the scope of that moment.
-    const open = await direct('deck_move_card', { boardId: d.board.id, cardId: card.id, toStackId: d.inbox.id, toBoardId: d.second.id }, envFor(ResourceScope.unrestricted));
+    const open = await direct(
+      'deck_move_card',
+      { boardId: d.board.id, cardId: card.id, toStackId: d.inbox.id, toBoardId: d.second.id },
+      envFor(ResourceScope.unrestricted),
+    );
     assert.ok(!isToolResult(open));
     const ran = await tool('deck_move_card').execute!({ args: open.args, binding: open.binding }, env);
     assert.match(text(ran), /not one this bot may use/);
@@ -670,9 +806,15 @@ describe('Deck tools against the fake Deck 1.13', () => {
   it('is advertised only when Deck is in the capabilities as the user; without it, not callable and the rest stays', async () => {
     const provider = new FirstPartyToolProvider({ nextcloud: w.client, confirmations: w.confirmations, capabilities: new CapabilityProbe(w.client) });
     const withDeck = (await provider.getTools(w.ctx())).map((t) => t.name);
-    assert.deepEqual(withDeck.filter((n) => n.startsWith('deck_')), DECK_TOOLS.map((t) => t.definition.name));
+    assert.deepEqual(
+      withDeck.filter((n) => n.startsWith('deck_')),
+      DECK_TOOLS.map((t) => t.definition.name),
+    );
     const capsCalls = w.callsSince(mark).filter((c) => c.path === '/ocs/v2.php/cloud/capabilities');
-    assert.ok(capsCalls.some((c) => c.user === 'alice'), 'read as the user');
+    assert.ok(
+      capsCalls.some((c) => c.user === 'alice'),
+      'read as the user',
+    );
 
     w.nc.failNext({ method: 'GET', path: /cloud\/capabilities$/ }, { status: 200, body: capabilitiesWithout('deck') }, 10);
     const without = new FirstPartyToolProvider({ nextcloud: w.client, confirmations: w.confirmations, capabilities: new CapabilityProbe(w.client) });
@@ -698,6 +840,9 @@ describe('Deck tools against the fake Deck 1.13', () => {
       assert.equal(t.taints, t.definition.policy.readOnly, `${t.definition.name}: reads taint, writes do not`);
       assert.ok(t.run ? t.definition.policy.readOnly : t.prepare && t.execute, t.definition.name);
     }
-    assert.deepEqual(DECK_TOOLS.filter((t) => t.definition.policy.destructive).map((t) => t.definition.name), ['deck_delete_stack', 'deck_delete_card', 'deck_delete_label', 'deck_delete_comment']);
+    assert.deepEqual(
+      DECK_TOOLS.filter((t) => t.definition.policy.destructive).map((t) => t.definition.name),
+      ['deck_delete_stack', 'deck_delete_card', 'deck_delete_label', 'deck_delete_comment'],
+    );
   });
 });

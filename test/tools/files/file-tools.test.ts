@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { issueFromConfirmedTalkAuthor } from '../../../lib/nextcloud/identity.ts';
 import { readNc29Exchange } from '../../fakes/nextcloud/fixtures.ts';
-import { json, NOW, seedFiles, startToolWorld, text, type ToolWorld } from '../first-party-fixture.ts';
+import { json, seedFiles, startToolWorld, text, type ToolWorld } from '../first-party-fixture.ts';
 
 let w: ToolWorld;
 let mark = 0;
@@ -51,7 +51,11 @@ describe('files tools against the fake Nextcloud', () => {
     assert.match(String(sheet['fileId']), /^\d+$/);
     assert.equal(sheet['permissions'], 'RGDNVW');
     assert.equal(items.find((i) => i['name'] === 'Talk')?.['type'], 'folder');
-    assert.equal(items.some((i) => i['name'] === 'Readme.md'), false, "bob's files never appear");
+    assert.equal(
+      items.some((i) => i['name'] === 'Readme.md'),
+      false,
+      "bob's files never appear",
+    );
     assertAllAsAlice();
   });
 
@@ -79,7 +83,7 @@ describe('files tools against the fake Nextcloud', () => {
     assertAllAsAlice();
   });
 
-  it('files_read finds an attachment by file id through SEARCH as the user (S15), never one of bob\'s', async () => {
+  it("files_read finds an attachment by file id through SEARCH as the user (S15), never one of bob's", async () => {
     const node = w.nc.dav.files.putFile('alice', 'Talk/shared-in-chat.txt', 'from the chat');
     const res = await w.run('files_read', { fileId: String(node.fileId) });
     assert.equal(res.isError, false, text(res));
@@ -195,7 +199,10 @@ describe('files tools against the fake Nextcloud', () => {
     const onto = await w.run('files_move', { source: 'cm/F-copy.txt', destination: 'cm/G.txt' });
     assert.equal(onto.isError, true);
     assert.match(text(onto), /already exists; nothing is ever overwritten/);
-    assert.equal(methods().some((m) => m.startsWith('MOVE')), false);
+    assert.equal(
+      methods().some((m) => m.startsWith('MOVE')),
+      false,
+    );
     assert.equal(w.nc.dav.files.read('alice', 'cm/G.txt'), 'file G');
 
     const move = await w.run('files_move', { source: 'cm/F-copy.txt', destination: 'cm/H.txt' });
@@ -229,7 +236,10 @@ describe('files tools against the fake Nextcloud', () => {
     const node = w.nc.dav.files.putFile('alice', 'del/H.txt', 'to delete');
     const res = await w.run('files_delete', { path: 'del/H.txt' });
     assert.match(text(res), /NOT DONE YET/);
-    assert.equal(methods().some((m) => m.startsWith('DELETE')), false);
+    assert.equal(
+      methods().some((m) => m.startsWith('DELETE')),
+      false,
+    );
     assert.deepEqual(stored().binding, { fileId: String(node.fileId), etag: node.etag });
     assert.match(stored().description, /to the trash bin/);
 
@@ -294,7 +304,13 @@ describe('files tools against the fake Nextcloud', () => {
   });
 
   it('a 403 from Nextcloud is reported, not thrown', async () => {
-    w.nc.failNext({ method: 'PROPFIND', path: /files\/alice\/locked$/ }, { status: 403, body: '<?xml version="1.0" encoding="utf-8"?><d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns"><s:exception>Sabre\\DAV\\Exception\\Forbidden</s:exception><s:message/></d:error>' });
+    w.nc.failNext(
+      { method: 'PROPFIND', path: /files\/alice\/locked$/ },
+      {
+        status: 403,
+        body: '<?xml version="1.0" encoding="utf-8"?><d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns"><s:exception>Sabre\\DAV\\Exception\\Forbidden</s:exception><s:message/></d:error>',
+      },
+    );
     const res = await w.run('files_list', { path: 'locked' });
     assert.equal(res.isError, true);
     assert.match(text(res), /refused this for your account/);

@@ -3,7 +3,7 @@ import { after, before, beforeEach, describe, it } from 'node:test';
 import { issueFromConfirmedTalkAuthor } from '../../../lib/nextcloud/identity.ts';
 import { SharesApi } from '../../../lib/nextcloud/sharing.ts';
 import { readNc29Exchange, readNc33Exchange } from '../../fakes/nextcloud/fixtures.ts';
-import { json, NOW, seedFiles, startToolWorld, text, type ToolWorld } from '../first-party-fixture.ts';
+import { json, seedFiles, startToolWorld, text, type ToolWorld } from '../first-party-fixture.ts';
 
 let w: ToolWorld;
 let mark = 0;
@@ -103,7 +103,15 @@ describe('sharing tools against the fake Nextcloud', () => {
     assert.match(String(created['url']), /\/index\.php\/s\//);
     assert.equal(JSON.stringify(created).includes('argon2'), false, 'the password hash never reaches the model');
     const body = JSON.parse(sharesCalls('POST')[0]?.body ?? '{}') as Record<string, unknown>;
-    assert.deepEqual(body, { path: '/educai-share', shareType: 3, permissions: 1, password: 'correct horse', expireDate: '2030-06-30', label: 'EducAI link', publicUpload: 'false' });
+    assert.deepEqual(body, {
+      path: '/educai-share',
+      shareType: 3,
+      permissions: 1,
+      password: 'correct horse',
+      expireDate: '2030-06-30',
+      label: 'EducAI link',
+      publicUpload: 'false',
+    });
   });
 
   it('raising a share to edit needs confirmation; lowering does not; a changed share is not touched', async () => {
@@ -192,7 +200,10 @@ describe('sharing tools against a fake Nextcloud 33: a share that exists already
     assert.equal(shared['id'], firstShared['id'], 'the same share came back');
     assert.deepEqual(shared['permissions'], ['read'], 'its permissions as they are, not as asked');
     assert.deepEqual(result['permissionsAsked'], ['read', 'update']);
-    assert.match(String(result['note']), new RegExp(`share ${String(shared['id'])}, which is read-only, not what was asked[\\s\\S]*sharing_update_permissions`));
+    assert.match(
+      String(result['note']),
+      new RegExp(`share ${String(shared['id'])}, which is read-only, not what was asked[\\s\\S]*sharing_update_permissions`),
+    );
     assert.equal([...w.nc.dav.sharing.shares.values()].filter((s) => s.shareWith === 'bob').length, 1, 'no second share');
   });
 });

@@ -20,7 +20,9 @@ export function toastError(action: string, err: unknown): void {
     showError(t('educai', '{action}: Nextcloud could not confirm your administrator rights. Reload the page and try again.', { action }));
     return;
   }
-  showError(t('educai', '{action}: {message}. Check the values and try again; if it persists, look at the app log in Nextcloud.', { action, message: errorText(err) }));
+  showError(
+    t('educai', '{action}: {message}. Check the values and try again; if it persists, look at the app log in Nextcloud.', { action, message: errorText(err) }),
+  );
 }
 
 export function toastSaved(what: string): void {
@@ -40,5 +42,8 @@ export function numberOrNull(value: string | number | null | undefined): number 
 }
 
 export function lines(text: string): string[] {
-  return text.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l !== '');
 }

@@ -27,12 +27,18 @@ export function familyLabel(f: string, servers: readonly ToolServerRef[] | null 
     return servers === null ? t('educai', 'Tool server {id}', { id }) : t('educai', 'Tool server no longer registered ({id})', { id });
   }
   switch (f) {
-    case 'files': return t('educai', 'Files');
-    case 'sharing': return t('educai', 'Sharing');
-    case 'calendar': return t('educai', 'Calendar');
-    case 'deck': return t('educai', 'Deck');
-    case 'collectives': return t('educai', 'Collectives');
-    default: return f;
+    case 'files':
+      return t('educai', 'Files');
+    case 'sharing':
+      return t('educai', 'Sharing');
+    case 'calendar':
+      return t('educai', 'Calendar');
+    case 'deck':
+      return t('educai', 'Deck');
+    case 'collectives':
+      return t('educai', 'Collectives');
+    default:
+      return f;
   }
 }
 
@@ -105,11 +111,19 @@ export interface ScopeDraftKind {
 export type ScopeDraft = Record<ScopeKind, ScopeDraftKind>;
 
 export function emptyScopeDraft(): ScopeDraft {
-  return { folders: { limited: true, text: '' }, calendars: { limited: false, text: '' }, boards: { limited: false, text: '' }, collectives: { limited: false, text: '' } };
+  return {
+    folders: { limited: true, text: '' },
+    calendars: { limited: false, text: '' },
+    boards: { limited: false, text: '' },
+    collectives: { limited: false, text: '' },
+  };
 }
 
 function entries(text: string): string[] {
-  return text.split(/[\n,]/).map((s) => s.trim()).filter((s) => s !== '');
+  return text
+    .split(/[\n,]/)
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
 }
 
 /** Ids of boards and collectives stay as typed when they are not numbers, so the server can name the problem. */
@@ -128,10 +142,14 @@ export function scopeFromDraft(d: ScopeDraft): Scope {
 
 export function scopeKindLabel(kind: ScopeKind): string {
   switch (kind) {
-    case 'folders': return t('educai', 'Folders');
-    case 'calendars': return t('educai', 'Calendars');
-    case 'boards': return t('educai', 'Deck boards');
-    default: return t('educai', 'Collectives');
+    case 'folders':
+      return t('educai', 'Folders');
+    case 'calendars':
+      return t('educai', 'Calendars');
+    case 'boards':
+      return t('educai', 'Deck boards');
+    default:
+      return t('educai', 'Collectives');
   }
 }
 
